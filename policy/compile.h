@@ -1,0 +1,66 @@
+// compile(): a Policy to the plain-value images each kernel backend loads.
+//
+// Deterministic (sorted, deduplicated) so golden tests can pin the output.
+// The images are what the kernel can enforce by itself; the Engine remains
+// the authority for everything they cannot express.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "policy/cidr.h"
+#include "policy/model.h"
+
+namespace sv::policy {
+
+// Landlock: per-root access. The floor under user-notify: even a raced
+// decision cannot reach outside these.
+struct LandlockRule {
+  std::string path;  // absolute directory or file
+  bool read = false;
+  bool write = false;
+  bool exec = false;
+  bool operator==(const LandlockRule&) const = default;
+};
+
+struct LandlockPlan {
+  std::vector<LandlockRule> rules;  // sorted by path
+  bool scope_abstract_unix = true;  // LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET (ABI 6)
+  bool scope_signal = true;         // LANDLOCK_SCOPE_SIGNAL (ABI 6)
+};
+
+// What seccomp must send to user space; everything else is decided in the filter.
+struct SeccompPlan {
+  bool notify_write_opens = true;  // O_WRONLY/O_RDWR/O_CREAT/O_TRUNC opens and path-mutating syscalls
+  bool notify_read_opens = false;  // only when some deny-read glob exists
+  bool notify_exec = true;         // exec rules, switches or audit of execs
+  bool allow_user_namespaces = false;
+};
+
+// cgroup socket programs: the allowlist as CIDR + port ranges, per profile.
+struct NetEntry {
+  Cidr cidr;
+  uint16_t port_lo = 0, port_hi = 65535;
+  std::string rule_id;
+  bool operator==(const NetEntry& o) const {
+    return cidr.addr == o.cidr.addr && cidr.prefix_len == o.cidr.prefix_len &&
+           port_lo == o.port_lo && port_hi == o.port_hi && rule_id == o.rule_id;
+  }
+};
+
+struct NetworkPlan {
+  NetworkMode mode = NetworkMode::Localhost;
+  std::vector<NetEntry> entries;        // literal CIDR entries (loopback added for Localhost)
+  std::vector<std::string> hosts;       // domain entries to resolve at start ("host:port")
+};
+
+struct CompiledPolicy {
+  LandlockPlan landlock;
+  SeccompPlan seccomp;
+  NetworkPlan network;  // base profile
+};
+
+CompiledPolicy compile(const Policy& policy);
+
+}  // namespace sv::policy

@@ -1,0 +1,80 @@
+// Engine: the single source of truth for every decision.
+//
+// Every backend (seccomp user-notify, Landlock, cgroup BPF, BPF LSM) either
+// asks the engine or enforces a kernel image compiled from the same policy,
+// and tests hold the two to the same verdicts. decide() is on the hot path of
+// user-notify: it does not allocate and returns references into the policy.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "policy/cidr.h"
+#include "policy/model.h"
+
+namespace sv::policy {
+
+enum class Operation { Read, Write, Exec, Connect };
+enum class Verdict { Allow, Deny };
+
+struct Request {
+  Operation op = Operation::Read;
+  std::string_view path;     // absolute, lexically normal (Read/Write/Exec)
+  std::string_view profile;  // "" = base policy
+  // Connect: the destination. `host` is set when the caller knows the name
+  // (explain, or an address learnt from a DNS answer for that name).
+  Ip6 ip{};
+  uint16_t port = 0;
+  std::string_view host;
+};
+
+struct Decision {
+  Verdict verdict = Verdict::Deny;
+  std::string_view rule_id;  // never empty: default rules have ids too
+  std::string_view reason;
+  // In audit mode the verdict is still the policy's; callers allow and
+  // record "would-deny".
+};
+
+// One step of the reasoning behind a decision, for `explain`.
+struct Step {
+  std::string rule_id;
+  std::string description;  // "denyWrite glob /ws/**/.env matches"
+  bool matched = false;
+};
+
+struct Explanation {
+  Decision decision;
+  std::vector<Step> chain;
+  std::string suggestion;  // smallest policy edit that would flip a deny
+};
+
+class Engine {
+ public:
+  explicit Engine(std::shared_ptr<const Policy> policy);
+
+  Decision decide(const Request& request) const;
+  Explanation explain(const Request& request) const;
+
+  // exec.switch: the profile a process enters when it executes `path` while
+  // in `current` ("" = base). Returns `current` when no switch rule matches.
+  std::string_view profileAfterExec(std::string_view current, std::string_view path) const;
+
+  const Policy& policy() const { return *policy_; }
+
+ private:
+  std::shared_ptr<const Policy> policy_;
+};
+
+// Well-known ids of the default rules (when nothing explicit matches).
+inline constexpr std::string_view kDefaultDenyRead = "default-deny-read";
+inline constexpr std::string_view kDefaultDenyWrite = "default-deny-write";
+inline constexpr std::string_view kDefaultDenyExec = "default-deny-exec";
+inline constexpr std::string_view kDefaultDenyConnect = "default-deny-connect";
+inline constexpr std::string_view kAllowAll = "network-all";
+inline constexpr std::string_view kAllowLoopback = "network-loopback";
+
+}  // namespace sv::policy

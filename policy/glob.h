@@ -1,0 +1,43 @@
+// Glob: path patterns with `*`, `?`, `[...]` and `**`, matched against
+// absolute, lexically normal paths.
+//
+// `*`, `?` and `[...]` never match `/`; `**` as a whole component matches zero
+// or more components; a leading `.` is matched like any other character
+// (dotfiles are not special: `.env*` must catch `.env.local`). A pattern that
+// ends in `/` or is a directory root matches everything below it ("prefix").
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace sv::policy {
+
+class Glob {
+ public:
+  // Compiles an absolute pattern. Returns false and sets *error (with a column,
+  // 0-based, in *error_column) when the pattern is malformed (unterminated `[`,
+  // `**` inside a component, empty class).
+  static bool compile(std::string_view pattern, Glob* out, std::string* error,
+                      int* error_column = nullptr);
+
+  // True when `path` (absolute, normal) matches. `prefix` globs (roots) also
+  // match every path below them.
+  bool matches(std::string_view path) const;
+
+  const std::string& pattern() const { return pattern_; }
+  // The literal leading directory of the pattern ("/home/u/ws" for
+  // "/home/u/ws/**/.env"): where a kernel-side ruleset must look.
+  const std::string& literalPrefix() const { return literal_prefix_; }
+  // True when the pattern has no wildcards (a plain path or root).
+  bool isLiteral() const { return literal_; }
+
+ private:
+  std::string pattern_;
+  std::string literal_prefix_;
+  bool literal_ = true;
+  bool prefix_ = false;  // matches the path and everything below
+  std::vector<std::string> components_;
+};
+
+}  // namespace sv::policy

@@ -1,0 +1,118 @@
+// The policy model: what a parsed, validated, fully resolved policy says.
+//
+// Everything here is plain data. Paths are absolute and lexically normal
+// (the workspace and `~` already substituted), so the engine and the kernel
+// images never see a relative path. Every rule has a stable id and an
+// optional reason that a denial shows.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "policy/cidr.h"
+#include "policy/glob.h"
+
+namespace sv::policy {
+
+enum class Mode { Enforce, Audit };
+enum class Fallback { FailClosed, UnsafeHostProcess };
+enum class NetworkMode { None, Localhost, Allowlist, All };
+
+// Where a rule came from, for `explain` and error messages.
+struct Origin {
+  std::string file;  // policy file path, "preset:<name>", "-o", or "env:<VAR>"
+  int line = 0;      // 1-based; 0 when not from a file
+  int column = 0;
+};
+
+// A filesystem or exec rule: a root (directory prefix) or a glob.
+struct PathRule {
+  std::string id;
+  std::string reason;
+  std::string pattern;  // as written by the user, for display
+  Glob glob;            // compiled, anchored at an absolute path
+  Origin origin;
+};
+
+// One entry of network.allow: an address block or a host name, and a port range.
+struct NetRule {
+  std::string id;
+  std::string reason;
+  std::string spec;              // as written: "10.0.0.0/8:443", "github.com:22"
+  std::optional<Cidr> cidr;      // set for address entries
+  std::string host;              // set for domain entries (resolved at session start)
+  uint16_t port_lo = 0, port_hi = 65535;
+  Origin origin;
+};
+
+// exec.switch entry: an exec of a matching binary moves the process into a profile.
+struct SwitchRule {
+  std::string id;
+  std::string reason;
+  std::string pattern;
+  Glob glob;
+  std::string profile;
+  Origin origin;
+};
+
+struct FilesystemRules {
+  std::vector<PathRule> readable_roots;
+  std::vector<PathRule> writable_roots;  // writable implies readable
+  std::vector<PathRule> deny_read;
+  std::vector<PathRule> deny_write;
+};
+
+struct ExecRules {
+  std::vector<PathRule> allow;  // empty: anything readable may be executed
+  std::vector<PathRule> deny;
+  std::vector<SwitchRule> switches;
+};
+
+struct NetworkRules {
+  std::optional<NetworkMode> mode;  // unset in a profile: inherit the base mode
+  std::vector<NetRule> allow;
+};
+
+// A named override. Its rules are checked before the base policy's, so a
+// profile can allow what the base denies (ssh only under git).
+struct Profile {
+  std::string name;
+  FilesystemRules filesystem;
+  ExecRules exec;
+  NetworkRules network;
+  Origin origin;
+};
+
+enum class AuditLevel { Deny, Decisions, All };
+enum class AuditFormat { Native, Ocsf, Ecs };
+
+struct AuditSink {
+  std::string type;  // "file", "stdout", "fd", "syslog"
+  std::string path;  // file path or syslog address
+  int fd = -1;
+};
+
+struct AuditSettings {
+  AuditLevel level = AuditLevel::Decisions;
+  AuditFormat format = AuditFormat::Native;
+  std::vector<AuditSink> sinks;
+};
+
+struct Policy {
+  int version = 1;
+  std::string name;  // preset name or policy file path
+  Mode mode = Mode::Enforce;
+  Fallback fallback = Fallback::FailClosed;
+  std::string workspace;  // absolute
+  FilesystemRules filesystem;
+  ExecRules exec;
+  NetworkRules network;  // mode always set in the base policy
+  std::map<std::string, Profile> profiles;
+  std::vector<std::string> keep_capabilities;  // e.g. "CAP_NET_BIND_SERVICE"
+  AuditSettings audit;
+};
+
+}  // namespace sv::policy
