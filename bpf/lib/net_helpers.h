@@ -1,0 +1,158 @@
+/* net_helpers.h: inline helpers shared by the network programs: turning a
+ * sock_addr context into an LPM key, judging it against the allowlist, and
+ * reporting the decision to the ring buffer.
+ *
+ * Needs vmlinux.h, bpf_helpers.h, bpf_endian.h and maps/net_maps.h first.
+ */
+#pragma once
+
+/* Not in vmlinux.h (they are #defines in the uapi headers). */
+#define SV_AF_INET 2
+#define SV_AF_INET6 10
+#define SV_AF_PACKET 17
+#define SV_SOCK_DGRAM 2
+#define SV_SOCK_RAW 3
+#define SV_IPPROTO_ICMP 1
+#define SV_IPPROTO_ICMPV6 58
+
+struct sv_net_verdict {
+	__u32 rule_index;
+	__u8 decision;
+	__u8 reason;
+	__u8 flags;
+};
+
+static __always_inline void sv_net_key_from_ip4(struct sv_net_lpm_key *key, __u32 ip4_be)
+{
+	__builtin_memset(key, 0, sizeof(*key));
+	key->prefixlen = 128;
+	key->addr[10] = 0xff;
+	key->addr[11] = 0xff;
+	/* ip4_be is in network order in memory: copy the bytes as they lie. */
+	__builtin_memcpy(&key->addr[12], &ip4_be, 4);
+}
+
+/* ip6 words exactly as read from bpf_sock_addr.user_ip6 (network order). */
+static __always_inline void sv_net_key_from_ip6(struct sv_net_lpm_key *key, __u32 w0, __u32 w1,
+						__u32 w2, __u32 w3)
+{
+	key->prefixlen = 128;
+	__builtin_memcpy(&key->addr[0], &w0, 4);
+	__builtin_memcpy(&key->addr[4], &w1, 4);
+	__builtin_memcpy(&key->addr[8], &w2, 4);
+	__builtin_memcpy(&key->addr[12], &w3, 4);
+}
+
+/* 0.0.0.0 (as ::ffff:0.0.0.0) and :: : Linux connects and sends these to the
+ * local host (ip_route_output for v4, tcp_v6_connect/ip6_datagram_connect for
+ * v6). Judge them as the loopback address they actually reach. */
+static __always_inline bool sv_net_unspec_to_loopback(struct sv_net_lpm_key *key)
+{
+	__u32 w[4];
+
+	__builtin_memcpy(w, key->addr, 16);
+	if (w[0] || w[1])
+		return false;
+	if (w[2] == 0 && w[3] == 0) {
+		key->addr[15] = 1; /* :: -> ::1 */
+		return true;
+	}
+	if (w[2] == bpf_htonl(0x0000ffff) && w[3] == 0) {
+		key->addr[12] = 127; /* ::ffff:0.0.0.0 -> ::ffff:127.0.0.1 */
+		key->addr[15] = 1;
+		return true;
+	}
+	return false;
+}
+
+static __always_inline void sv_net_judge(const struct sv_net_lpm_key *key, __u16 port,
+					 struct sv_net_verdict *v)
+{
+	struct sv_net_allow_value *val;
+	struct sv_net_lpm_key lookup;
+	__u32 i;
+
+	v->rule_index = SV_NET_RULE_NONE;
+	v->flags = 0;
+	if (sv_net_mode == SV_NET_MODE_ALL) {
+		v->decision = SV_NET_ALLOW;
+		v->reason = SV_NET_REASON_MODE_ALL;
+		return;
+	}
+	if (sv_net_mode == SV_NET_MODE_NONE) {
+		v->decision = SV_NET_DENY;
+		v->reason = SV_NET_REASON_MODE_NONE;
+		return;
+	}
+	v->decision = SV_NET_DENY;
+	v->reason = SV_NET_REASON_NO_MATCH;
+
+	__builtin_memcpy(&lookup, key, sizeof(lookup));
+	if (sv_net_unspec_to_loopback(&lookup))
+		v->flags |= SV_NET_EVENT_F_UNSPEC;
+	val = bpf_map_lookup_elem(&sv_net_allow, &lookup);
+	if (!val)
+		return;
+	/* Bounded by a constant: the verifier on 6.1+ walks it without help. */
+	for (i = 0; i < SV_NET_MAX_PORT_RANGES; i++) {
+		if (i >= val->count)
+			break;
+		if (port >= val->ranges[i].lo && port <= val->ranges[i].hi) {
+			v->decision = SV_NET_ALLOW;
+			v->reason = SV_NET_REASON_RULE;
+			v->rule_index = val->ranges[i].rule_index;
+			return;
+		}
+	}
+}
+
+static __always_inline void sv_net_count(__u32 stat)
+{
+	__u64 *c = bpf_map_lookup_elem(&sv_net_stats, &stat);
+
+	if (c)
+		*c += 1; /* per-CPU slot: no atomics needed */
+}
+
+/* Reports one decision. pid_ok says whether bpf_get_current_pid_tgid may be
+ * called from the calling program type (a rodata constant, so the call is
+ * pruned by the verifier where the kernel lacks it). */
+static __always_inline void sv_net_emit(__u8 op, const struct sv_net_verdict *v, __u8 family,
+					__u8 sock_type, __u8 protocol, __u16 port,
+					const struct sv_net_lpm_key *key, bool pid_ok)
+{
+	struct sv_net_event *e;
+
+	if (sv_net_deny_events_only && v->decision == SV_NET_ALLOW)
+		return;
+	e = bpf_ringbuf_reserve(&sv_net_events, sizeof(*e), 0);
+	if (!e) {
+		sv_net_count(SV_NET_STAT_EVENTS_DROPPED);
+		return;
+	}
+	e->ktime_ns = bpf_ktime_get_ns();
+	e->abi_version = SV_NET_ABI_VERSION;
+	e->decision = v->decision;
+	e->op = op;
+	e->rule_index = v->rule_index;
+	e->pid = 0;
+	e->tgid = 0;
+	if (pid_ok) {
+		__u64 id = bpf_get_current_pid_tgid();
+
+		e->pid = (__u32)id;
+		e->tgid = id >> 32;
+	}
+	e->family = family;
+	e->protocol = protocol;
+	e->port = port;
+	e->sock_type = sock_type;
+	e->reason = v->reason;
+	e->flags = v->flags;
+	e->_pad = 0;
+	if (key)
+		__builtin_memcpy(e->addr, key->addr, sizeof(e->addr));
+	else
+		__builtin_memset(e->addr, 0, sizeof(e->addr));
+	bpf_ringbuf_submit(e, 0);
+}

@@ -1,0 +1,49 @@
+/* net_maps.h: maps and load-time settings of the network programs.
+ *
+ * Included by progs/net.bpf.c only: the definitions live here so the loader's
+ * view (skeleton names) and the programs' view are read in one place. A second
+ * .bpf.c that needs them must declare them extern instead of including this.
+ */
+#pragma once
+
+#include "shared/net_abi.h"
+
+/* @brief Load-time policy, fixed between open and load (frozen .rodata, so
+ * the verifier prunes the branches a mode never takes). */
+const volatile __u32 sv_net_mode = SV_NET_MODE_NONE;
+/* @brief Report only denials (audit volume control). */
+const volatile __u32 sv_net_deny_events_only = 0;
+/* @brief Allow SOCK_RAW, AF_PACKET and ICMP ping sockets. */
+const volatile __u32 sv_net_allow_raw = 0;
+/* @brief Set by the loader when bpf_get_current_pid_tgid is callable from the
+ * cgroup sock_addr / cgroup sock program types on this kernel. */
+const volatile __u32 sv_net_pid_in_sock_addr = 0;
+const volatile __u32 sv_net_pid_in_sock = 0;
+
+/* @brief Allowed destinations: longest-prefix match over the IPv4-mapped IPv6
+ * address; the value lists the allowed port ranges, each with the index of the
+ * policy rule that allowed it. The loader folds less specific entries' ranges
+ * into more specific ones, so the longest match alone decides. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 4096);
+	__type(key, struct sv_net_lpm_key);
+	__type(value, struct sv_net_allow_value);
+} sv_net_allow SEC(".maps");
+
+/* @brief Every decision (or every denial, see sv_net_deny_events_only), as
+ * struct sv_net_event, drained by the loader's ring_buffer. */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 256 * 1024);
+} sv_net_events SEC(".maps");
+
+/* @brief Counters indexed by enum sv_net_stat (per CPU, summed by the loader):
+ * a full ring buffer must show up as a counted loss, never as silence. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, SV_NET_STAT_MAX);
+	__type(key, __u32);
+	__type(value, __u64);
+} sv_net_stats SEC(".maps");

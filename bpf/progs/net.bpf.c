@@ -1,0 +1,104 @@
+// SPDX-License-Identifier: GPL-2.0
+/* net.bpf.c: in-kernel network policy on a cgroup.
+ *
+ * connect4/6 and sendmsg4/6 judge every destination (TCP connect, UDP
+ * connect, UDP sendto/sendmsg with an address) against the sv_net_allow
+ * LPM trie; sock_create refuses raw and packet sockets (they bypass those
+ * hooks) and, in mode none, every inet socket. Returning 0 makes the syscall
+ * fail with EPERM. Every decision is reported to sv_net_events.
+ * See docs/network.md for what is and is not covered.
+ */
+#include "vmlinux.h"
+
+#include <bpf/bpf_endian.h>
+#include <bpf/bpf_helpers.h>
+
+#include "maps/net_maps.h"
+#include "lib/net_helpers.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+static __always_inline int sv_net_check4(struct bpf_sock_addr *ctx, __u8 op)
+{
+	struct sv_net_verdict v;
+	struct sv_net_lpm_key key;
+	__u16 port = bpf_ntohs((__u16)ctx->user_port);
+
+	sv_net_key_from_ip4(&key, ctx->user_ip4);
+	sv_net_judge(&key, port, &v);
+	sv_net_emit(op, &v, SV_AF_INET, ctx->type, ctx->protocol, port, &key,
+		    sv_net_pid_in_sock_addr);
+	return v.decision == SV_NET_ALLOW ? 1 : 0;
+}
+
+static __always_inline int sv_net_check6(struct bpf_sock_addr *ctx, __u8 op)
+{
+	struct sv_net_verdict v;
+	struct sv_net_lpm_key key;
+	__u16 port = bpf_ntohs((__u16)ctx->user_port);
+
+	/* The ctx only permits 4-byte loads of user_ip6[]. */
+	sv_net_key_from_ip6(&key, ctx->user_ip6[0], ctx->user_ip6[1], ctx->user_ip6[2],
+			    ctx->user_ip6[3]);
+	sv_net_judge(&key, port, &v);
+	sv_net_emit(op, &v, SV_AF_INET6, ctx->type, ctx->protocol, port, &key,
+		    sv_net_pid_in_sock_addr);
+	return v.decision == SV_NET_ALLOW ? 1 : 0;
+}
+
+SEC("cgroup/connect4")
+int connect4(struct bpf_sock_addr *ctx)
+{
+	return sv_net_check4(ctx, SV_NET_OP_CONNECT);
+}
+
+SEC("cgroup/connect6")
+int connect6(struct bpf_sock_addr *ctx)
+{
+	return sv_net_check6(ctx, SV_NET_OP_CONNECT);
+}
+
+SEC("cgroup/sendmsg4")
+int sendmsg4(struct bpf_sock_addr *ctx)
+{
+	return sv_net_check4(ctx, SV_NET_OP_SENDMSG);
+}
+
+SEC("cgroup/sendmsg6")
+int sendmsg6(struct bpf_sock_addr *ctx)
+{
+	return sv_net_check6(ctx, SV_NET_OP_SENDMSG);
+}
+
+/* Socket kinds the address hooks never see: raw IP (no connect/sendmsg hook
+ * on raw_sendmsg), AF_PACKET, and ICMP "ping" datagram sockets. Ordinary
+ * stream/datagram inet sockets and every non-inet family (AF_UNIX, netlink)
+ * pass without an event: their decision happens at connect/sendmsg. */
+SEC("cgroup/sock_create")
+int sock_create(struct bpf_sock *ctx)
+{
+	struct sv_net_verdict v = {.rule_index = SV_NET_RULE_NONE};
+	__u32 family = ctx->family;
+	__u32 type = ctx->type;
+	__u32 protocol = ctx->protocol;
+	bool inet = family == SV_AF_INET || family == SV_AF_INET6;
+
+	if (inet && sv_net_mode == SV_NET_MODE_NONE) {
+		v.decision = SV_NET_DENY;
+		v.reason = SV_NET_REASON_MODE_NONE;
+	} else if (family == SV_AF_PACKET || (inet && type == SV_SOCK_RAW)) {
+		v.decision = sv_net_allow_raw ? SV_NET_ALLOW : SV_NET_DENY;
+		v.reason = SV_NET_REASON_RAW_SOCKET;
+	} else if (inet && type == SV_SOCK_DGRAM &&
+		   (protocol == SV_IPPROTO_ICMP || protocol == SV_IPPROTO_ICMPV6)) {
+		/* Ping sockets send to any address without the sendmsg hook. */
+		v.decision = (sv_net_allow_raw || sv_net_mode == SV_NET_MODE_ALL) ? SV_NET_ALLOW :
+										   SV_NET_DENY;
+		v.reason = SV_NET_REASON_RAW_SOCKET;
+	} else {
+		return 1;
+	}
+	sv_net_emit(SV_NET_OP_SOCK_CREATE, &v, family, type, protocol, 0, NULL,
+		    sv_net_pid_in_sock);
+	return v.decision == SV_NET_ALLOW ? 1 : 0;
+}

@@ -1,0 +1,109 @@
+/* net_abi.h: the ABI between the network BPF programs and the C++ loader.
+ *
+ * Plain C with fixed-width fields and explicit padding so clang -target bpf
+ * and g++ lay the structs out identically; every struct has a size assertion
+ * on both sides. No vmlinux types: BPF code includes vmlinux.h first, C++
+ * code gets the __u* types from <linux/types.h>. Bump SV_NET_ABI_VERSION on
+ * any layout or meaning change; events carry it so a stale loader notices.
+ */
+#pragma once
+
+#ifndef __bpf__
+#include <linux/types.h>
+#endif
+
+#ifdef __cplusplus
+#define SV_STATIC_ASSERT(cond, msg) static_assert(cond, msg)
+#else
+#define SV_STATIC_ASSERT(cond, msg) _Static_assert(cond, msg)
+#endif
+
+#define SV_NET_ABI_VERSION 1
+
+/* Port ranges one allowlist entry (one CIDR) can carry. The loader folds the
+ * ranges of every less specific CIDR into each entry, because an LPM trie only
+ * returns the longest match. */
+#define SV_NET_MAX_PORT_RANGES 16
+
+/* rule_index of a decision no allowlist entry made (mode, socket type). */
+#define SV_NET_RULE_NONE 0xffffffffu
+
+/* Values of the sv_net_mode rodata; match policy::NetworkMode. */
+enum sv_net_mode {
+	SV_NET_MODE_NONE = 0,      /* no inet sockets at all */
+	SV_NET_MODE_LOCALHOST = 1, /* allowlist that holds only loopback */
+	SV_NET_MODE_ALLOWLIST = 2, /* the sv_net_allow trie decides */
+	SV_NET_MODE_ALL = 3,       /* everything, still reported */
+};
+
+enum sv_net_op {
+	SV_NET_OP_CONNECT = 1,
+	SV_NET_OP_SENDMSG = 2,
+	SV_NET_OP_SOCK_CREATE = 3,
+};
+
+enum sv_net_decision {
+	SV_NET_DENY = 0,
+	SV_NET_ALLOW = 1,
+};
+
+/* Why the decision was taken; lets the audit say more than "denied". */
+enum sv_net_reason {
+	SV_NET_REASON_RULE = 0,        /* an allowlist entry matched (rule_index set) */
+	SV_NET_REASON_NO_MATCH = 1,    /* no entry covers the address and port */
+	SV_NET_REASON_MODE_ALL = 2,    /* mode all */
+	SV_NET_REASON_MODE_NONE = 3,   /* mode none refuses every inet socket */
+	SV_NET_REASON_RAW_SOCKET = 4,  /* SOCK_RAW, AF_PACKET or ICMP ping socket */
+};
+
+/* Flags in sv_net_event.flags. */
+#define SV_NET_EVENT_F_UNSPEC 0x1 /* destination was 0.0.0.0 / ::, judged as loopback */
+
+/* Key of the sv_net_allow LPM trie: the address in IPv4-mapped IPv6 form
+ * (::ffff:a.b.c.d for IPv4), prefixlen counted over those 128 bits. */
+struct sv_net_lpm_key {
+	__u32 prefixlen;
+	__u8 addr[16];
+};
+SV_STATIC_ASSERT(sizeof(struct sv_net_lpm_key) == 20, "sv_net_lpm_key layout");
+
+struct sv_net_port_range {
+	__u16 lo; /* host byte order, inclusive */
+	__u16 hi;
+	__u32 rule_index; /* index into the loader's rule id table */
+};
+SV_STATIC_ASSERT(sizeof(struct sv_net_port_range) == 8, "sv_net_port_range layout");
+
+struct sv_net_allow_value {
+	__u32 count; /* used entries of ranges[] */
+	__u32 _pad;
+	struct sv_net_port_range ranges[SV_NET_MAX_PORT_RANGES];
+};
+SV_STATIC_ASSERT(sizeof(struct sv_net_allow_value) == 8 + 8 * SV_NET_MAX_PORT_RANGES,
+		 "sv_net_allow_value layout");
+
+/* One decision, allow or deny, as written to the sv_net_events ring buffer. */
+struct sv_net_event {
+	__u64 ktime_ns;     /* bpf_ktime_get_ns() at the decision */
+	__u16 abi_version;  /* SV_NET_ABI_VERSION */
+	__u8 decision;      /* enum sv_net_decision */
+	__u8 op;            /* enum sv_net_op */
+	__u32 rule_index;   /* SV_NET_RULE_NONE unless reason is RULE */
+	__u32 pid;          /* thread id (init pid namespace) */
+	__u32 tgid;         /* process id (init pid namespace) */
+	__u8 family;        /* AF_INET / AF_INET6 / socket family for sock_create */
+	__u8 protocol;      /* IPPROTO_* */
+	__u16 port;         /* destination port, host byte order; 0 for sock_create */
+	__u8 sock_type;     /* SOCK_STREAM / SOCK_DGRAM / SOCK_RAW ... */
+	__u8 reason;        /* enum sv_net_reason */
+	__u8 flags;         /* SV_NET_EVENT_F_* */
+	__u8 _pad;
+	__u8 addr[16];      /* destination, IPv4-mapped IPv6 form; zero for sock_create */
+};
+SV_STATIC_ASSERT(sizeof(struct sv_net_event) == 48, "sv_net_event layout");
+
+/* Index of the counters in the sv_net_stats per-CPU array. */
+enum sv_net_stat {
+	SV_NET_STAT_EVENTS_DROPPED = 0, /* ring buffer full: a decision was not reported */
+	SV_NET_STAT_MAX = 1,
+};
