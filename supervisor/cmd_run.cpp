@@ -1,0 +1,45 @@
+// The default command: `supervise [options] -- command [args...]`.
+#include <CLI/CLI.hpp>
+
+#include "supervisor/commands.h"
+#include "supervisor/policy_args.h"
+#include "supervisor/session.h"
+
+namespace sv::supervisor {
+
+void registerRun(CLI::App& app, CommandContext& ctx) {
+  struct RunArgs {
+    PolicyArgs policy;
+    SessionOptions session;
+  };
+  auto args = std::make_shared<RunArgs>();
+  args->policy.addTo(app);
+  app.add_option("--audit-file", args->session.audit_files,
+                 "append JSON audit events to FILE (repeatable)");
+  app.add_option("--audit-fd", args->session.audit_fds, "write JSON audit events to open fd N");
+  app.add_flag("--audit-stdout", args->session.audit_stdout,
+               "write audit events to stdout (mixes with the command's output)");
+  app.add_flag("-q,--quiet", args->session.quiet, "no 'supervise: denied ...' lines on stderr");
+  app.add_option("command", args->session.command, "the command to run, after --");
+  app.callback([&app, &ctx, args] {
+    if (app.get_subcommands().size() > 0) return;  // a subcommand ran instead
+    if (args->session.command.empty()) {
+      std::fprintf(stderr, "supervise: no command given\n%s", app.help().c_str());
+      ctx.exit_code = kUsageExitCode;
+      return;
+    }
+    std::vector<policy::Diagnostic> diags;
+    auto loaded = loadPolicy(args->policy, &diags);
+    for (const auto& d : diags) std::fprintf(stderr, "%s\n", d.format().c_str());
+    if (!loaded) {
+      if (!loaded.error().context.empty() && diags.empty())
+        std::fprintf(stderr, "supervise: %s\n", loaded.error().message().c_str());
+      ctx.exit_code = kExitPolicyError;
+      return;
+    }
+    args->session.policy = *loaded;
+    ctx.exit_code = runSession(args->session);
+  });
+}
+
+}  // namespace sv::supervisor

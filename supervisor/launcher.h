@@ -1,0 +1,53 @@
+// Launcher: starts the command inside its sandbox.
+//
+// The parent prepares everything that may allocate or fail loudly (the exe
+// path, the Landlock ruleset, the seccomp program); the child, between clone3
+// and execve, only makes raw syscalls in a fixed order:
+//   no_new_privs → Landlock → drop capabilities → seccomp (NEW_LISTENER)
+//   → send the listener to the parent → execve.
+// clone3(CLONE_INTO_CGROUP) puts the child in the session cgroup atomically,
+// so no process of the tree ever runs outside it; CLONE_PIDFD gives the loop a
+// race-free handle on it.
+#pragma once
+
+#include <linux/filter.h>
+#include <signal.h>
+#include <sys/types.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/result.h"
+#include "common/unique_fd.h"
+
+namespace sv::supervisor {
+
+struct LaunchSpec {
+  std::string exe;                // absolute path, resolved by the parent
+  std::vector<std::string> argv;  // argv[0] as the user wrote it
+  std::vector<std::string> env;
+  int cgroup_fd = -1;             // -1: stay in the supervisor's cgroup (unsafe fallback only)
+  int landlock_ruleset_fd = -1;   // -1: no Landlock (unsafe fallback only)
+  const std::vector<sock_filter>* seccomp_filter = nullptr;  // null: no seccomp (unsafe fallback)
+  bool drop_capabilities = true;
+  uint64_t keep_capabilities = 0;
+  sigset_t child_sigmask{};       // the mask the command starts with
+};
+
+struct Launched {
+  pid_t pid = -1;
+  UniqueFd pidfd;
+  UniqueFd listener;  // seccomp user-notify fd; invalid without seccomp
+};
+
+// Starts the child. A failure in the child before execve is printed by the
+// child itself ("supervise: <step>: <error>") and it exits 125; a failing
+// execve exits 126 (or 127 for ENOENT).
+Result<Launched> launch(const LaunchSpec& spec);
+
+// execvp-like lookup done by the parent, so "not found" is exit 127 with a
+// clear message before anything starts.
+Result<std::string> findExecutable(const std::string& name, const std::string& path_env);
+
+}  // namespace sv::supervisor

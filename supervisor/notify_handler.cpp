@@ -1,0 +1,658 @@
+// NotifyHandler: per-syscall decode, decision and emulation; see notify_handler.h.
+#include "supervisor/notify_handler.h"
+
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/time.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+#include <utime.h>
+
+#include <cstdio>
+#include <cstring>
+
+#include "tracer/target_memory.h"
+
+namespace sv::supervisor {
+namespace {
+
+using policy::Operation;
+using policy::Verdict;
+
+constexpr int kPathMax = 4096;
+constexpr int kRaceRetries = 3;  // a create that lost a race with a concurrent rename/symlink
+#ifndef SYS_fchmodat2
+constexpr long kSysFchmodat2 = 452;
+#else
+constexpr long kSysFchmodat2 = SYS_fchmodat2;
+#endif
+
+int asInt(uint64_t arg) { return static_cast<int>(static_cast<uint32_t>(arg)); }
+
+std::string procFd(int fd) { return "/proc/self/fd/" + std::to_string(fd); }
+
+// Anonymous objects reached through /proc/PID/fd/N (pipes, sockets, memfds'
+// "anon_inode:"): the target already holds them, so reopening grants nothing.
+bool isAnonymous(std::string_view real_path) { return real_path.empty() || real_path[0] != '/'; }
+
+std::string_view verb(Operation op) {
+  switch (op) {
+    case Operation::Read: return "read of";
+    case Operation::Write: return "write to";
+    case Operation::Exec: return "exec of";
+    case Operation::Connect: return "connect to";
+  }
+  return "access to";
+}
+
+}  // namespace
+
+// One notification in flight.
+struct NotifyHandler::Call {
+  const seccomp_notif& req;
+  pid_t tid;
+  pid_t tgid = 0;
+  const char* syscall = "";
+  const char* operation = "";
+  const char* category = "file";
+  AuditEvent event;
+  bool answered = false;
+};
+
+NotifyHandler::NotifyHandler(const policy::Engine& engine, tracer::NotifyListener& listener,
+                             AuditLog& audit, NotifyOptions options)
+    : engine_(engine), listener_(listener), audit_(audit), options_(std::move(options)) {
+  has_profiles_ = !engine_.policy().profiles.empty();
+}
+
+void NotifyHandler::handleOne() {
+  seccomp_notif* req = nullptr;
+  auto got = listener_.receive(req);
+  if (!got.ok() || !*got) return;
+  Call call{*req, static_cast<pid_t>(req->pid)};
+  dispatch(call);
+  if (!call.answered) {
+    // A syscall we asked for but do not emulate: fail closed rather than hang the target.
+    (void)listener_.respondErrno(req->id, ENOSYS);
+  }
+  ++handled_;
+}
+
+void NotifyHandler::dispatch(Call& c) {
+  const auto& a = c.req.data.args;
+  switch (c.req.data.nr) {
+    case SYS_open:
+      c.syscall = "open";
+      return handleOpen(c, AT_FDCWD, a[0], asInt(a[1]), static_cast<unsigned>(a[2]), 0);
+    case SYS_openat:
+      c.syscall = "openat";
+      return handleOpen(c, asInt(a[0]), a[1], asInt(a[2]), static_cast<unsigned>(a[3]), 0);
+    case SYS_creat:
+      c.syscall = "creat";
+      return handleOpen(c, AT_FDCWD, a[0], O_CREAT | O_WRONLY | O_TRUNC, static_cast<unsigned>(a[1]),
+                        0);
+    case SYS_openat2:
+      c.syscall = "openat2";
+      return handleOpenat2(c);
+    case SYS_mkdir:
+      c.syscall = "mkdir";
+      return handleCreate(c, AT_FDCWD, a[0], static_cast<unsigned>(a[1]), 0, S_IFDIR);
+    case SYS_mkdirat:
+      c.syscall = "mkdirat";
+      return handleCreate(c, asInt(a[0]), a[1], static_cast<unsigned>(a[2]), 0, S_IFDIR);
+    case SYS_mknod:
+      c.syscall = "mknod";
+      return handleCreate(c, AT_FDCWD, a[0], static_cast<unsigned>(a[1]), a[2], S_IFREG);
+    case SYS_mknodat:
+      c.syscall = "mknodat";
+      return handleCreate(c, asInt(a[0]), a[1], static_cast<unsigned>(a[2]), a[3], S_IFREG);
+    case SYS_unlink:
+      c.syscall = "unlink";
+      return handleRemove(c, AT_FDCWD, a[0], 0);
+    case SYS_unlinkat:
+      c.syscall = "unlinkat";
+      return handleRemove(c, asInt(a[0]), a[1], asInt(a[2]));
+    case SYS_rmdir:
+      c.syscall = "rmdir";
+      return handleRemove(c, AT_FDCWD, a[0], AT_REMOVEDIR);
+    case SYS_rename:
+      c.syscall = "rename";
+      return handleRename(c, AT_FDCWD, a[0], AT_FDCWD, a[1], 0);
+    case SYS_renameat:
+      c.syscall = "renameat";
+      return handleRename(c, asInt(a[0]), a[1], asInt(a[2]), a[3], 0);
+    case SYS_renameat2:
+      c.syscall = "renameat2";
+      return handleRename(c, asInt(a[0]), a[1], asInt(a[2]), a[3], static_cast<unsigned>(a[4]));
+    case SYS_link:
+      c.syscall = "link";
+      return handleLink(c, AT_FDCWD, a[0], AT_FDCWD, a[1], 0);
+    case SYS_linkat:
+      c.syscall = "linkat";
+      return handleLink(c, asInt(a[0]), a[1], asInt(a[2]), a[3], asInt(a[4]));
+    case SYS_symlink:
+      c.syscall = "symlink";
+      return handleSymlink(c, a[0], AT_FDCWD, a[1]);
+    case SYS_symlinkat:
+      c.syscall = "symlinkat";
+      return handleSymlink(c, a[0], asInt(a[1]), a[2]);
+    case SYS_truncate:
+      c.syscall = "truncate";
+      return handleTruncate(c, a[0], static_cast<off_t>(a[1]));
+    case SYS_chmod:
+      c.syscall = "chmod";
+      return handleChmod(c, AT_FDCWD, a[0], static_cast<unsigned>(a[1]), 0);
+    case SYS_fchmodat:
+      c.syscall = "fchmodat";
+      return handleChmod(c, asInt(a[0]), a[1], static_cast<unsigned>(a[2]), 0);
+    case kSysFchmodat2:
+      c.syscall = "fchmodat2";
+      return handleChmod(c, asInt(a[0]), a[1], static_cast<unsigned>(a[2]), asInt(a[3]));
+    case SYS_chown:
+      c.syscall = "chown";
+      return handleChown(c, AT_FDCWD, a[0], asInt(a[1]), asInt(a[2]), 0);
+    case SYS_lchown:
+      c.syscall = "lchown";
+      return handleChown(c, AT_FDCWD, a[0], asInt(a[1]), asInt(a[2]), AT_SYMLINK_NOFOLLOW);
+    case SYS_fchownat:
+      c.syscall = "fchownat";
+      return handleChown(c, asInt(a[0]), a[1], asInt(a[2]), asInt(a[3]), asInt(a[4]));
+    case SYS_utime:
+      c.syscall = "utime";
+      return handleUtimes(c, AT_FDCWD, a[0], a[1], 0, 0);
+    case SYS_utimes:
+      c.syscall = "utimes";
+      return handleUtimes(c, AT_FDCWD, a[0], a[1], 1, 0);
+    case SYS_futimesat:
+      c.syscall = "futimesat";
+      return handleUtimes(c, asInt(a[0]), a[1], a[2], 1, 0);
+    case SYS_utimensat:
+      c.syscall = "utimensat";
+      return handleUtimes(c, asInt(a[0]), a[1], a[2], 2, asInt(a[3]));
+    case SYS_setxattr:
+      c.syscall = "setxattr";
+      return handleXattr(c, a[0], a[1], a[2], a[3], asInt(a[4]), true, false);
+    case SYS_lsetxattr:
+      c.syscall = "lsetxattr";
+      return handleXattr(c, a[0], a[1], a[2], a[3], asInt(a[4]), false, false);
+    case SYS_removexattr:
+      c.syscall = "removexattr";
+      return handleXattr(c, a[0], a[1], 0, 0, 0, true, true);
+    case SYS_lremovexattr:
+      c.syscall = "lremovexattr";
+      return handleXattr(c, a[0], a[1], 0, 0, 0, false, true);
+    case SYS_execve:
+      c.syscall = "execve";
+      return handleExec(c, AT_FDCWD, a[0], a[1], 0);
+    case SYS_execveat:
+      c.syscall = "execveat";
+      return handleExec(c, asInt(a[0]), a[1], a[2], asInt(a[4]));
+    default:
+      return;  // answered ENOSYS by handleOne
+  }
+}
+
+bool NotifyHandler::resolve(Call& c, int dirfd, uint64_t addr, const ResolveOptions& options,
+                            ResolvedPath* out, std::string* raw) {
+  char buf[kPathMax];
+  auto len = tracer::readTargetString(c.tid, addr, buf, sizeof buf);
+  // The pid in the notification may be reused once the target is gone:
+  // anything read from it is trusted only if the notification is still live.
+  if (!listener_.idValid(c.req.id)) {
+    c.answered = true;  // nothing left to answer
+    return false;
+  }
+  if (!len) {
+    finish(c, -len.error().code);
+    return false;
+  }
+  if (raw) raw->assign(buf, *len);
+  auto resolved = resolveTargetPath(c.tid, c.tgid ? c.tgid : c.tid, dirfd, {buf, *len}, options);
+  if (!resolved) {
+    finish(c, -resolved.error().code);
+    return false;
+  }
+  *out = std::move(*resolved);
+  return true;
+}
+
+std::string_view NotifyHandler::profileOf(pid_t tgid) {
+  if (!has_profiles_) return {};
+  // Walk up to the nearest process whose profile we know (set by an exec
+  // switch); the command itself starts in the base policy.
+  pid_t pid = tgid;
+  for (int depth = 0; depth < 64 && pid > 1; ++depth) {
+    auto it = profiles_.find(pid);
+    if (it != profiles_.end()) {
+      if (pid != tgid) profiles_.emplace(tgid, it->second);  // inherited across fork
+      return profiles_[tgid];
+    }
+    if (pid == options_.root_pid) break;
+    auto info = readProcessInfo(pid, pid);
+    pid = info.ppid;
+  }
+  return {};
+}
+
+bool NotifyHandler::permit(Call& c, Operation op, std::string_view real_path) {
+  if (c.tgid == 0) c.tgid = c.tid;
+  policy::Decision decision;
+  bool anonymous = op != Operation::Exec && isAnonymous(real_path);
+  if (anonymous) {
+    decision = {Verdict::Allow, "reopen-held-object",
+                "the process already holds this pipe, socket or anonymous file"};
+  } else {
+    policy::Request request;
+    request.op = op;
+    request.path = real_path;
+    request.profile = profileOf(c.tgid);
+    decision = engine_.decide(request);
+  }
+  const bool deny = decision.verdict == Verdict::Deny;
+  const bool enforce = deny && !options_.audit_mode;
+
+  if (deny || options_.audit_allows || op == Operation::Exec) {
+    AuditEvent& ev = c.event;
+    ev.category = c.category;
+    ev.operation = c.operation;
+    ev.syscall = c.syscall;
+    ev.syscall_nr = c.req.data.nr;
+    ev.decision = !deny ? "allow" : enforce ? "deny" : "would-deny";
+    ev.enforced_by = "seccomp";
+    ev.err = enforce ? EACCES : 0;
+    ev.rule_id = std::string(decision.rule_id);
+    ev.rule_reason = std::string(decision.reason);
+    ev.default_rule = decision.rule_id.starts_with("default-");
+    if (ev.category == std::string_view("exec"))
+      ev.exec.path = std::string(real_path);
+    else
+      ev.file.path = std::string(real_path);
+    auto process = processes_.lookup(c.tgid, c.tid);
+    ev.process = process.get();
+    audit_.emit(ev);
+    ev.process = nullptr;
+  }
+  if (deny) reportDenial(op, real_path, decision);
+  if (enforce) {
+    finish(c, -EACCES);
+    return false;
+  }
+  return true;
+}
+
+void NotifyHandler::reportDenial(Operation op, std::string_view path, const policy::Decision& d) {
+  if (options_.quiet) return;
+  std::string shown(path);
+  const std::string& ws = options_.workspace;
+  if (!ws.empty() && path.size() > ws.size() && path.starts_with(ws) && path[ws.size()] == '/')
+    shown = std::string(path.substr(ws.size() + 1));
+  std::string line = "supervise: ";
+  line += options_.audit_mode ? "would deny " : "denied ";
+  line += verb(op);
+  line += ' ';
+  line += shown;
+  line += " (rule ";
+  line += d.rule_id;
+  if (!d.reason.empty()) {
+    line += ": ";
+    line += d.reason;
+  }
+  line += ")\n";
+  ssize_t unused = ::write(STDERR_FILENO, line.data(), line.size());
+  (void)unused;
+}
+
+void NotifyHandler::finish(Call& c, long rc) {
+  if (c.answered) return;
+  c.answered = true;
+  if (rc < 0)
+    (void)listener_.respondErrno(c.req.id, static_cast<int>(-rc));
+  else
+    (void)listener_.respondValue(c.req.id, rc);
+}
+
+mode_t NotifyHandler::targetUmask(pid_t tid) {
+  char path[64];
+  std::snprintf(path, sizeof path, "/proc/%d/status", tid);
+  FILE* f = std::fopen(path, "re");
+  mode_t mask = 022;
+  if (!f) return mask;
+  char line[256];
+  while (std::fgets(line, sizeof line, f)) {
+    unsigned value;
+    if (std::sscanf(line, "Umask: %o", &value) == 1) {
+      mask = static_cast<mode_t>(value);
+      break;
+    }
+  }
+  std::fclose(f);
+  return mask;
+}
+
+void NotifyHandler::handleOpen(Call& c, int dirfd, uint64_t path, int flags, unsigned mode,
+                               uint64_t resolve_flags) {
+  const bool tmpfile = (flags & O_TMPFILE) == O_TMPFILE;
+  const bool write =
+      (flags & (O_WRONLY | O_RDWR | O_CREAT | O_TRUNC)) != 0 || tmpfile;
+  const bool creat = (flags & O_CREAT) != 0 && !tmpfile;
+  c.operation = tmpfile ? "create" : creat ? "create" : write ? "write" : "open";
+  c.event.file.flags = flags;
+  if (creat || tmpfile) c.event.file.mode = static_cast<int>(mode);
+
+  ResolveOptions options;
+  // The kernel does not follow a final symlink for O_NOFOLLOW, nor for
+  // O_CREAT|O_EXCL (which must fail with EEXIST on any existing name).
+  options.follow_final = !(flags & O_NOFOLLOW) && !(creat && (flags & O_EXCL));
+  options.no_symlinks = resolve_flags & RESOLVE_NO_SYMLINKS;
+  options.no_magiclinks = resolve_flags & RESOLVE_NO_MAGICLINKS;
+  options.beneath = resolve_flags & RESOLVE_BENEATH;
+
+  for (int attempt = 0; attempt < kRaceRetries; ++attempt) {
+    ResolvedPath target;
+    if (!resolve(c, dirfd, path, options, &target)) return;
+    if (attempt == 0 && !permit(c, write ? Operation::Write : Operation::Read, target.real_path))
+      return;
+    // Later attempts re-decide silently only if the path changed.
+    if (attempt > 0 && target.real_path != c.event.file.path &&
+        !permit(c, write ? Operation::Write : Operation::Read, target.real_path))
+      return;
+
+    const int our_flags = (flags & ~(O_CREAT | O_EXCL)) | O_CLOEXEC;
+    int fd;
+    if (tmpfile) {
+      if (!target.object) return finish(c, -ENOENT);
+      fd = ::openat(target.object.get(), ".", flags | O_CLOEXEC, mode & ~targetUmask(c.tid));
+    } else if (target.object) {
+      if (creat && (flags & O_EXCL)) return finish(c, -EEXIST);
+      struct stat st;
+      if (::fstat(target.object.get(), &st) != 0) return finish(c, -errno);
+      if (S_ISLNK(st.st_mode)) return finish(c, -ELOOP);  // O_NOFOLLOW on a symlink
+      if (target.must_be_dir && !S_ISDIR(st.st_mode)) return finish(c, -ENOTDIR);
+      // Reopen exactly the inode we decided on.
+      fd = ::open(procFd(target.object.get()).c_str(), our_flags);
+    } else {
+      if (!creat) return finish(c, -ENOENT);
+      if (target.must_be_dir) return finish(c, -EISDIR);
+      // O_NOFOLLOW: if a symlink appeared at the name since we looked, do not
+      // follow it to somewhere we did not decide on; re-resolve instead.
+      fd = ::openat(target.parent.get(), target.name.c_str(), flags | O_NOFOLLOW | O_CLOEXEC,
+                    mode & ~targetUmask(c.tid));
+      if (fd < 0 && errno == ELOOP && !(flags & O_NOFOLLOW)) continue;
+    }
+    if (fd < 0) return finish(c, -errno);
+    UniqueFd owned(fd);
+    auto injected = listener_.addFd(c.req.id, owned.get(), (flags & O_CLOEXEC) != 0, true);
+    c.answered = true;  // ADDFD|SEND answered it, or the target is gone
+    (void)injected;
+    return;
+  }
+  finish(c, -ELOOP);
+}
+
+void NotifyHandler::handleOpenat2(Call& c) {
+  const auto& a = c.req.data.args;
+  open_how how{};
+  const size_t size = a[3];
+  if (size < sizeof(uint64_t) * 3) return finish(c, -EINVAL);
+  auto got = tracer::readTargetMemory(c.tid, a[2], &how, std::min(size, sizeof how));
+  if (!got || *got < sizeof how) return finish(c, -EFAULT);
+  // RESOLVE_IN_ROOT and RESOLVE_NO_XDEV change the walk in ways we do not
+  // emulate; RESOLVE_CACHED may always fail with EAGAIN (the caller retries
+  // without it). Refuse what we can't honour rather than silently ignore it.
+  if (how.resolve & (RESOLVE_IN_ROOT | RESOLVE_NO_XDEV)) return finish(c, -EOPNOTSUPP);
+  if (how.resolve & RESOLVE_CACHED) return finish(c, -EAGAIN);
+  if (how.flags > 0xffffffffULL) return finish(c, -EINVAL);
+  handleOpen(c, asInt(a[0]), a[1], static_cast<int>(how.flags), static_cast<unsigned>(how.mode),
+             how.resolve);
+}
+
+void NotifyHandler::handleCreate(Call& c, int dirfd, uint64_t path, unsigned mode, dev_t dev,
+                                 int kind) {
+  c.operation = kind == S_IFDIR ? "mkdir" : "mknod";
+  c.event.file.mode = static_cast<int>(mode);
+  ResolvedPath target;
+  if (!resolve(c, dirfd, path, {.follow_final = false}, &target)) return;
+  if (!permit(c, Operation::Write, target.real_path)) return;
+  if (target.object) return finish(c, -EEXIST);
+  if (!target.parent) return finish(c, -EEXIST);
+  const mode_t umask = targetUmask(c.tid);
+  long rc;
+  if (kind == S_IFDIR) {
+    rc = ::mkdirat(target.parent.get(), target.name.c_str(), mode & ~umask & 07777);
+  } else {
+    const mode_t type = mode & S_IFMT;
+    rc = ::mknodat(target.parent.get(), target.name.c_str(), type | (mode & ~umask & 07777), dev);
+  }
+  finish(c, rc < 0 ? -errno : 0);
+}
+
+void NotifyHandler::handleRemove(Call& c, int dirfd, uint64_t path, int flags) {
+  c.operation = (flags & AT_REMOVEDIR) ? "rmdir" : "unlink";
+  ResolvedPath target;
+  if (!resolve(c, dirfd, path, {.follow_final = false}, &target)) return;
+  if (!permit(c, Operation::Write, target.real_path)) return;
+  if (!target.parent) return finish(c, -EBUSY);
+  long rc = ::unlinkat(target.parent.get(), target.name.c_str(), flags & AT_REMOVEDIR);
+  finish(c, rc < 0 ? -errno : 0);
+}
+
+void NotifyHandler::handleRename(Call& c, int olddir, uint64_t oldpath, int newdir,
+                                 uint64_t newpath, unsigned flags) {
+  c.operation = "rename";
+  c.event.file.flags = static_cast<int>(flags);
+  ResolvedPath from, to;
+  if (!resolve(c, olddir, oldpath, {.follow_final = false}, &from)) return;
+  if (!resolve(c, newdir, newpath, {.follow_final = false}, &to)) return;
+  // Both names change: taking a protected file's name away is a write to it,
+  // and so is putting another file in its place.
+  c.event.file.path2 = to.real_path;
+  if (!permit(c, Operation::Write, from.real_path)) return;
+  c.event.file.path2 = from.real_path;
+  if (!permit(c, Operation::Write, to.real_path)) return;
+  if (!from.parent || !to.parent) return finish(c, -EBUSY);
+  long rc = ::syscall(SYS_renameat2, from.parent.get(), from.name.c_str(), to.parent.get(),
+                      to.name.c_str(), flags);
+  finish(c, rc < 0 ? -errno : 0);
+}
+
+void NotifyHandler::handleLink(Call& c, int olddir, uint64_t oldpath, int newdir, uint64_t newpath,
+                               int flags) {
+  c.operation = "link";
+  ResolvedPath from, to;
+  if (!resolve(c, olddir, oldpath, {.follow_final = (flags & AT_SYMLINK_FOLLOW) != 0}, &from))
+    return;
+  if (!resolve(c, newdir, newpath, {.follow_final = false}, &to)) return;
+  // A second name for a protected file would let it be written under that
+  // name: linking counts as a write to the source.
+  c.event.file.path2 = to.real_path;
+  if (!permit(c, Operation::Write, from.real_path)) return;
+  c.event.file.path2 = from.real_path;
+  if (!permit(c, Operation::Write, to.real_path)) return;
+  if (!from.object) return finish(c, -ENOENT);
+  if (to.object) return finish(c, -EEXIST);
+  if (!to.parent) return finish(c, -EEXIST);
+  // linkat(fd, "", AT_EMPTY_PATH) needs CAP_DAC_READ_SEARCH; the procfs path
+  // with AT_SYMLINK_FOLLOW links the same pinned inode without it.
+  long rc = ::linkat(AT_FDCWD, procFd(from.object.get()).c_str(), to.parent.get(),
+                     to.name.c_str(), AT_SYMLINK_FOLLOW);
+  finish(c, rc < 0 ? -errno : 0);
+}
+
+void NotifyHandler::handleSymlink(Call& c, uint64_t target_addr, int newdir, uint64_t newpath) {
+  c.operation = "symlink";
+  char target[kPathMax];
+  auto len = tracer::readTargetString(c.tid, target_addr, target, sizeof target);
+  if (!len) return finish(c, -len.error().code);
+  ResolvedPath at;
+  if (!resolve(c, newdir, newpath, {.follow_final = false}, &at)) return;
+  c.event.file.path2 = std::string(target, *len);
+  // Creating the link is a write to its own name; what it points to is
+  // checked when someone opens through it.
+  if (!permit(c, Operation::Write, at.real_path)) return;
+  if (at.object || !at.parent) return finish(c, -EEXIST);
+  long rc = ::symlinkat(target, at.parent.get(), at.name.c_str());
+  finish(c, rc < 0 ? -errno : 0);
+}
+
+void NotifyHandler::handleTruncate(Call& c, uint64_t path, off_t length) {
+  c.operation = "truncate";
+  ResolvedPath target;
+  if (!resolve(c, AT_FDCWD, path, {}, &target)) return;
+  if (!permit(c, Operation::Write, target.real_path)) return;
+  if (!target.object) return finish(c, -ENOENT);
+  struct stat st;
+  if (::fstat(target.object.get(), &st) != 0) return finish(c, -errno);
+  if (S_ISDIR(st.st_mode)) return finish(c, -EISDIR);
+  if (!S_ISREG(st.st_mode)) return finish(c, -EINVAL);
+  UniqueFd fd(::open(procFd(target.object.get()).c_str(), O_WRONLY | O_CLOEXEC | O_NONBLOCK));
+  if (!fd) return finish(c, -errno);
+  finish(c, ::ftruncate(fd.get(), length) < 0 ? -errno : 0);
+}
+
+void NotifyHandler::handleChmod(Call& c, int dirfd, uint64_t path, unsigned mode, int flags) {
+  c.operation = "chmod";
+  c.event.file.mode = static_cast<int>(mode);
+  ResolvedPath target;
+  if (!resolve(c, dirfd, path, {.follow_final = !(flags & AT_SYMLINK_NOFOLLOW)}, &target)) return;
+  if (!permit(c, Operation::Write, target.real_path)) return;
+  if (!target.object) return finish(c, -ENOENT);
+  struct stat st;
+  if (::fstat(target.object.get(), &st) == 0 && S_ISLNK(st.st_mode)) return finish(c, -EOPNOTSUPP);
+  long rc = ::chmod(procFd(target.object.get()).c_str(), mode);
+  finish(c, rc < 0 ? -errno : 0);
+}
+
+void NotifyHandler::handleChown(Call& c, int dirfd, uint64_t path, uid_t uid, gid_t gid, int flags) {
+  c.operation = "chown";
+  ResolvedPath target;
+  if (!resolve(c, dirfd, path, {.follow_final = !(flags & AT_SYMLINK_NOFOLLOW)}, &target)) return;
+  if (!permit(c, Operation::Write, target.real_path)) return;
+  if (!target.object) return finish(c, -ENOENT);
+  long rc = ::fchownat(target.object.get(), "", uid, gid, AT_EMPTY_PATH);
+  finish(c, rc < 0 ? -errno : 0);
+}
+
+void NotifyHandler::handleUtimes(Call& c, int dirfd, uint64_t path, uint64_t times, int kind,
+                                 int flags) {
+  c.operation = "utimes";
+  if (path == 0) {
+    // utimensat(fd, NULL, ...) acts on an fd the process already opened, and
+    // nothing the decision could depend on lives in memory: let it run.
+    c.answered = true;
+    (void)listener_.respondContinue(c.req.id);
+    return;
+  }
+  timespec ts[2];
+  timespec* tsp = nullptr;
+  if (times != 0) {
+    if (kind == 0) {  // struct utimbuf
+      utimbuf ub;
+      auto got = tracer::readTargetMemory(c.tid, times, &ub, sizeof ub);
+      if (!got || *got < sizeof ub) return finish(c, -EFAULT);
+      ts[0] = {ub.actime, 0};
+      ts[1] = {ub.modtime, 0};
+    } else if (kind == 1) {  // struct timeval[2]
+      timeval tv[2];
+      auto got = tracer::readTargetMemory(c.tid, times, tv, sizeof tv);
+      if (!got || *got < sizeof tv) return finish(c, -EFAULT);
+      for (int i = 0; i < 2; ++i) ts[i] = {tv[i].tv_sec, tv[i].tv_usec * 1000};
+    } else {
+      auto got = tracer::readTargetMemory(c.tid, times, ts, sizeof ts);
+      if (!got || *got < sizeof ts) return finish(c, -EFAULT);
+    }
+    tsp = ts;
+  }
+  ResolvedPath target;
+  if (!resolve(c, dirfd, path, {.follow_final = !(flags & AT_SYMLINK_NOFOLLOW)}, &target)) return;
+  if (!permit(c, Operation::Write, target.real_path)) return;
+  if (!target.object) return finish(c, -ENOENT);
+  long rc = ::utimensat(AT_FDCWD, procFd(target.object.get()).c_str(), tsp, 0);
+  finish(c, rc < 0 ? -errno : 0);
+}
+
+void NotifyHandler::handleXattr(Call& c, uint64_t path, uint64_t name_addr, uint64_t value_addr,
+                                size_t size, int flags, bool follow, bool remove) {
+  c.operation = remove ? "removexattr" : "setxattr";
+  char name[256];
+  auto len = tracer::readTargetString(c.tid, name_addr, name, sizeof name);
+  if (!len) return finish(c, len.error().code == ENAMETOOLONG ? -ERANGE : -len.error().code);
+  std::string value;
+  if (!remove) {
+    if (size > XATTR_SIZE_MAX) return finish(c, -E2BIG);
+    value.resize(size);
+    if (size > 0) {
+      auto got = tracer::readTargetMemory(c.tid, value_addr, value.data(), size);
+      if (!got || *got < size) return finish(c, -EFAULT);
+    }
+  }
+  ResolvedPath target;
+  if (!resolve(c, AT_FDCWD, path, {.follow_final = follow}, &target)) return;
+  if (!permit(c, Operation::Write, target.real_path)) return;
+  if (!target.object) return finish(c, -ENOENT);
+  struct stat st;
+  if (::fstat(target.object.get(), &st) == 0 && S_ISLNK(st.st_mode)) return finish(c, -EPERM);
+  // Through the procfs path the kernel reaches the pinned inode.
+  const std::string p = procFd(target.object.get());
+  long rc = remove ? ::removexattr(p.c_str(), name)
+                   : ::setxattr(p.c_str(), name, value.data(), value.size(), flags);
+  finish(c, rc < 0 ? -errno : 0);
+}
+
+void NotifyHandler::handleExec(Call& c, int dirfd, uint64_t path, uint64_t argv_addr, int flags) {
+  c.category = "exec";
+  c.operation = "exec";
+  c.tgid = c.tid;  // after exec the thread leads the process
+  ResolvedPath target;
+  std::string raw;
+  if (flags & AT_EMPTY_PATH) {
+    char empty[2];
+    auto len = tracer::readTargetString(c.tid, path, empty, sizeof empty);
+    if (len && *len == 0) {
+      // execveat(fd, "", AT_EMPTY_PATH): the binary is the open fd itself.
+      char link[64];
+      std::snprintf(link, sizeof link, "/proc/%d/fd/%d", c.tid, dirfd);
+      UniqueFd obj(::open(link, O_PATH | O_CLOEXEC));
+      if (!obj) return finish(c, -EBADF);
+      auto real = fdPath(obj.get());
+      if (!real) return finish(c, -real.error().code);
+      target.real_path = std::move(*real);
+      target.object = std::move(obj);
+    }
+  }
+  if (!target.object &&
+      !resolve(c, dirfd, path, {.follow_final = !(flags & AT_SYMLINK_NOFOLLOW)}, &target, &raw))
+    return;
+  if (!target.object) return finish(c, -ENOENT);
+  // argv, for the audit record only (never for the decision).
+  for (int i = 0; i < 256 && argv_addr; ++i) {
+    uint64_t ptr = 0;
+    auto got = tracer::readTargetMemory(c.tid, argv_addr + 8 * i, &ptr, sizeof ptr);
+    if (!got || *got < sizeof ptr || ptr == 0) break;
+    char arg[1024];
+    auto len = tracer::readTargetString(c.tid, ptr, arg, sizeof arg);
+    if (!len) break;
+    c.event.exec.argv.emplace_back(arg, *len);
+  }
+  if (!permit(c, Operation::Exec, target.real_path)) return;
+  if (has_profiles_) {
+    std::string_view current = profileOf(c.tid);
+    std::string_view next = engine_.profileAfterExec(current, target.real_path);
+    if (next != current) profiles_[c.tid] = std::string(next);
+  }
+  processes_.invalidate(c.tid);
+  // exec can't be emulated: the kernel must load the binary. CONTINUE lets
+  // the kernel re-read the path, so a racing thread could swap it after our
+  // check. The swap can only reach what Landlock's EXECUTE rights allow (the
+  // floor); exec.deny globs inside those roots are the documented gap that
+  // an in-kernel re-check at sched_process_exec is meant to close.
+  if (!listener_.idValid(c.req.id)) {
+    c.answered = true;
+    return;
+  }
+  c.answered = true;
+  (void)listener_.respondContinue(c.req.id);
+}
+
+}  // namespace sv::supervisor

@@ -1,0 +1,93 @@
+// NotifyHandler: decides and emulates the syscalls seccomp sends to user space.
+//
+// For every notification: read the path argument(s) from the target, resolve
+// them the way the kernel would but pinned (target_path.h), ask the Engine,
+// and then either fail the syscall (EACCES) or perform it ourselves on the
+// pinned fds and hand back the result (ADDFD for opens). The kernel never
+// re-reads the target's memory after our decision, so a thread racing the path
+// pointer cannot swap the file under a decision. exec is the exception (the
+// kernel must load the binary itself); see handleExec for why that is bounded.
+//
+// The supervisor runs with the target's credentials minus capabilities (its
+// effective set is emptied after launch), so an emulated operation succeeds
+// exactly when the target's own would have, as far as DAC is concerned.
+#pragma once
+
+#include <linux/seccomp.h>
+#include <sys/types.h>
+
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+#include "policy/engine.h"
+#include "supervisor/audit_log.h"
+#include "supervisor/process_info.h"
+#include "supervisor/target_path.h"
+#include "tracer/notify.h"
+
+namespace sv::supervisor {
+
+struct NotifyOptions {
+  bool audit_mode = false;  // decide, record would-deny, but allow
+  bool quiet = false;       // no denial line on stderr
+  bool audit_allows = true; // record allowed decisions too (audit.level != deny)
+  std::string workspace;    // for shorter paths in denial messages
+  pid_t root_pid = -1;      // the command; its profile is the base policy
+};
+
+class NotifyHandler {
+ public:
+  NotifyHandler(const policy::Engine& engine, tracer::NotifyListener& listener, AuditLog& audit,
+                NotifyOptions options);
+
+  // Receives and answers one pending notification. Never throws.
+  void handleOne();
+
+  uint64_t handled() const { return handled_; }
+
+ private:
+  struct Call;  // one notification being handled
+
+  void dispatch(Call& call);
+  void handleOpen(Call& call, int dirfd, uint64_t path, int flags, unsigned mode, uint64_t resolve);
+  void handleOpenat2(Call& call);
+  void handleCreate(Call& call, int dirfd, uint64_t path, unsigned mode, dev_t dev, int kind);
+  void handleRemove(Call& call, int dirfd, uint64_t path, int flags);
+  void handleRename(Call& call, int olddir, uint64_t oldpath, int newdir, uint64_t newpath,
+                    unsigned flags);
+  void handleLink(Call& call, int olddir, uint64_t oldpath, int newdir, uint64_t newpath, int flags);
+  void handleSymlink(Call& call, uint64_t target, int newdir, uint64_t newpath);
+  void handleTruncate(Call& call, uint64_t path, off_t length);
+  void handleChmod(Call& call, int dirfd, uint64_t path, unsigned mode, int flags);
+  void handleChown(Call& call, int dirfd, uint64_t path, uid_t uid, gid_t gid, int flags);
+  void handleUtimes(Call& call, int dirfd, uint64_t path, uint64_t times, int kind, int flags);
+  void handleXattr(Call& call, uint64_t path, uint64_t name, uint64_t value, size_t size,
+                   int flags, bool follow, bool remove);
+  void handleExec(Call& call, int dirfd, uint64_t path, uint64_t argv, int flags);
+
+  // Reads a path argument and resolves it; on failure answers the syscall
+  // with the errno the kernel would have given and returns false.
+  bool resolve(Call& call, int dirfd, uint64_t addr, const ResolveOptions& options,
+               ResolvedPath* out, std::string* raw = nullptr);
+  // Asks the engine; records the decision; on an enforced deny answers EACCES
+  // and returns false.
+  bool permit(Call& call, policy::Operation op, std::string_view real_path);
+  // Answers with the result of an emulated syscall (rc < 0: -errno).
+  void finish(Call& call, long rc);
+
+  std::string_view profileOf(pid_t tgid);
+  void reportDenial(policy::Operation op, std::string_view path, const policy::Decision& d);
+  mode_t targetUmask(pid_t tid);
+
+  const policy::Engine& engine_;
+  tracer::NotifyListener& listener_;
+  AuditLog& audit_;
+  NotifyOptions options_;
+  ProcessCache processes_;
+  bool has_profiles_ = false;
+  std::unordered_map<pid_t, std::string> profiles_;  // tgid -> profile (only with profiles)
+  uint64_t handled_ = 0;
+};
+
+}  // namespace sv::supervisor

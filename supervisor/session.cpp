@@ -1,0 +1,418 @@
+// Session: probe, confine, launch, supervise, report; see session.h.
+#include "supervisor/session.h"
+
+#include <arpa/inet.h>
+#include <linux/capability.h>
+#include <signal.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <uv.h>
+
+#include <cstdio>
+#include <optional>
+
+#include "policy/compile.h"
+#include "policy/engine.h"
+#include "supervisor/audit_log.h"
+#include "supervisor/launcher.h"
+#include "supervisor/notify_handler.h"
+#include "supervisor/watchdog.h"
+#include "tracer/capabilities.h"
+#include "tracer/cgroup.h"
+#include "tracer/landlock.h"
+#include "tracer/net_filter.h"
+#include "tracer/notify.h"
+#include "tracer/probe.h"
+#include "tracer/seccomp_filter.h"
+
+extern char** environ;
+
+namespace sv::supervisor {
+namespace {
+
+using policy::NetworkMode;
+
+void say(const std::string& line) { std::fprintf(stderr, "supervise: %s\n", line.c_str()); }
+
+// What the policy needs from the host, and whether the host has it.
+struct Requirement {
+  std::string feature;
+  bool available;
+  std::string detail;
+};
+
+std::vector<Requirement> requirements(const policy::Policy& policy,
+                                      const tracer::HostFeatures& host, bool net_ok,
+                                      const std::string& net_detail) {
+  std::vector<Requirement> out;
+  out.push_back({"seccomp user-notify", host.seccomp_notify && host.notify_addfd,
+                 host.seccomp_notify ? "no SECCOMP_IOCTL_NOTIF_ADDFD" : "not available"});
+  out.push_back({"Landlock", host.landlock_abi > 0, "not available"});
+  out.push_back({"cgroup v2 session cgroup", host.cgroup_writable,
+                 host.cgroup2_mount.empty() ? "no cgroup2 mount" : "cannot create a cgroup"});
+  if (policy.network.mode.value_or(NetworkMode::All) != NetworkMode::All)
+    out.push_back({"cgroup socket BPF programs", net_ok, net_detail});
+  for (const auto& note : host.notes) {
+    for (auto& r : out)
+      if (!r.available && note.find(r.feature.substr(0, 6)) != std::string::npos) r.detail = note;
+  }
+  return out;
+}
+
+// After launch the supervisor acts for the command (emulated opens, renames):
+// it must not be mightier than the command. Clear the effective capability
+// set, keeping CAP_SYS_PTRACE (reading the memory of a reparented daemon
+// under Yama) and whatever the policy let the command keep.
+void lowerOwnCapabilities(uint64_t keep) {
+  __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
+  __user_cap_data_struct data[2] = {};
+  if (::syscall(SYS_capget, &header, data) != 0) return;
+  const uint64_t permitted = data[0].permitted | (uint64_t(data[1].permitted) << 32);
+  const uint64_t effective = permitted & (keep | (1ULL << CAP_SYS_PTRACE));
+  data[0].effective = static_cast<uint32_t>(effective);
+  data[1].effective = static_cast<uint32_t>(effective >> 32);
+  (void)::syscall(SYS_capset, &header, data);
+}
+
+std::string ipText(const policy::Ip6& ip) { return policy::ipToString(ip); }
+
+// The libuv loop and everything it watches. C callbacks call into here;
+// nothing in them throws (the handlers are noexcept by construction).
+class Supervision {
+ public:
+  Supervision(const SessionOptions& options, AuditLog& audit) : options_(options), audit_(audit) {
+    uv_loop_init(&loop_);
+  }
+  ~Supervision() {
+    uv_walk(&loop_, [](uv_handle_t* h, void*) { if (!uv_is_closing(h)) uv_close(h, nullptr); },
+            nullptr);
+    uv_run(&loop_, UV_RUN_DEFAULT);
+    uv_loop_close(&loop_);
+  }
+
+  void watchNotify(NotifyHandler* handler, int fd) {
+    notify_handler_ = handler;
+    watch(&notify_poll_, fd, [](uv_poll_t* h, int status, int events) {
+      auto* self = static_cast<Supervision*>(h->data);
+      if (status < 0 || (events & UV_DISCONNECT)) {
+        uv_poll_stop(h);  // every process of the tree left the filter
+        return;
+      }
+      self->notify_handler_->handleOne();
+    });
+  }
+
+  void watchNet(tracer::NetFilter* net) {
+    net_ = net;
+    watch(&net_poll_, net->eventFd(), [](uv_poll_t* h, int, int) {
+      auto* self = static_cast<Supervision*>(h->data);
+      self->net_->consume([self](const tracer::NetEvent& e) { self->onNetEvent(e); });
+    });
+  }
+
+  void watchChild(pid_t pid, int pidfd) {
+    child_pid_ = pid;
+    watch(&child_poll_, pidfd, [](uv_poll_t* h, int, int) {
+      auto* self = static_cast<Supervision*>(h->data);
+      siginfo_t info{};
+      if (::waitid(P_PIDFD, static_cast<id_t>(self->child_poll_fd_), &info, WEXITED | WNOHANG) != 0 ||
+          info.si_pid == 0)
+        return;
+      self->exit_ = info;
+      uv_stop(&self->loop_);
+    });
+    child_poll_fd_ = pidfd;
+  }
+
+  void watchSignals(int sigfd) {
+    watch(&signal_poll_, sigfd, [](uv_poll_t* h, int, int) {
+      auto* self = static_cast<Supervision*>(h->data);
+      signalfd_siginfo si;
+      while (::read(self->signal_fd_, &si, sizeof si) == sizeof si) {
+        // A terminal's Ctrl-C (SI_KERNEL) already reached the command, which
+        // shares our process group; only relay what was sent to us alone.
+        if (si.ssi_code != SI_KERNEL) ::kill(self->child_pid_, static_cast<int>(si.ssi_signo));
+      }
+    });
+    signal_fd_ = sigfd;
+  }
+
+  std::optional<siginfo_t> run() {
+    uv_timer_init(&loop_, &flush_timer_);
+    flush_timer_.data = this;
+    uv_timer_start(&flush_timer_, [](uv_timer_t* t) {
+      static_cast<Supervision*>(t->data)->audit_.flush();
+    }, 50, 50);
+    uv_run(&loop_, UV_RUN_DEFAULT);
+    if (net_) net_->consume([this](const tracer::NetEvent& e) { onNetEvent(e); });
+    return exit_;
+  }
+
+ private:
+  void watch(uv_poll_t* handle, int fd, uv_poll_cb cb) {
+    uv_poll_init(&loop_, handle, fd);
+    handle->data = this;
+    uv_poll_start(handle, UV_READABLE | UV_DISCONNECT, cb);
+  }
+
+  void onNetEvent(const tracer::NetEvent& e) {
+    const bool deny = e.decision == tracer::kNetDeny;
+    const bool audit_mode = options_.policy->mode == policy::Mode::Audit;
+    AuditEvent ev;
+    ev.category = "network";
+    ev.operation = e.op == tracer::kNetOpSendmsg    ? "sendmsg"
+                   : e.op == tracer::kNetOpSockCreate ? "socket"
+                                                      : "connect";
+    ev.decision = deny ? (audit_mode ? "would-deny" : "deny") : "allow";
+    ev.enforced_by = "cgroup-bpf";
+    ev.err = deny && !audit_mode ? EPERM : 0;
+    ev.rule_id = e.rule_index != tracer::kNetRuleNone ? net_->ruleIdAt(e.rule_index)
+                                                      : std::string(policy::kDefaultDenyConnect);
+    ev.default_rule = e.rule_index == tracer::kNetRuleNone;
+    ev.network.family = e.family == AF_INET6 ? "inet6" : "inet";
+    ev.network.proto = e.protocol == IPPROTO_UDP ? "udp" : e.protocol == IPPROTO_TCP ? "tcp" : "";
+    ev.network.ip = ipText(e.addr);
+    ev.network.port = e.port;
+    std::shared_ptr<const ProcessInfo> process;
+    if (e.tgid) {
+      process = processes_.lookup(static_cast<int>(e.tgid), static_cast<int>(e.pid));
+      ev.process = process.get();
+    }
+    audit_.emit(ev);
+    if (deny && !options_.quiet && e.op != tracer::kNetOpSockCreate) {
+      std::string line = std::string("supervise: ") + (audit_mode ? "would deny" : "denied") +
+                         " connect to " + ev.network.ip + ":" + std::to_string(e.port) + " (rule " +
+                         ev.rule_id + ")\n";
+      ssize_t unused = ::write(STDERR_FILENO, line.data(), line.size());
+      (void)unused;
+    }
+  }
+
+  const SessionOptions& options_;
+  AuditLog& audit_;
+  uv_loop_t loop_{};
+  uv_poll_t notify_poll_{}, net_poll_{}, child_poll_{}, signal_poll_{};
+  uv_timer_t flush_timer_{};
+  NotifyHandler* notify_handler_ = nullptr;
+  tracer::NetFilter* net_ = nullptr;
+  ProcessCache processes_;
+  pid_t child_pid_ = -1;
+  int child_poll_fd_ = -1;
+  int signal_fd_ = -1;
+  std::optional<siginfo_t> exit_;
+};
+
+std::string envOr(const char* name, const char* fallback) {
+  const char* v = std::getenv(name);
+  return v ? v : fallback;
+}
+
+std::string hostName() {
+  char buf[256] = {};
+  ::gethostname(buf, sizeof buf - 1);
+  return buf;
+}
+
+}  // namespace
+
+int runSession(const SessionOptions& options) {
+  const policy::Policy& policy = *options.policy;
+  const bool unsafe = policy.fallback == policy::Fallback::UnsafeHostProcess;
+  if (options.command.empty()) {
+    say("no command given (usage: supervise [options] -- command [args...])");
+    return kExitSupervisorError;
+  }
+
+  // The command must exist before anything is set up: 127/126 like a shell.
+  auto exe = findExecutable(options.command[0], envOr("PATH", "/usr/local/bin:/usr/bin:/bin"));
+  if (!exe) {
+    const int err = exe.error().code;
+    say(options.command[0] + ": " + (err == ENOENT ? "command not found" : std::strerror(err)));
+    return err == ENOENT ? kExitNotFound : kExitCannotRun;
+  }
+
+  const tracer::HostFeatures host = tracer::probeHost();
+  const policy::CompiledPolicy compiled = policy::compile(policy);
+  const policy::Engine engine(options.policy);
+
+  // Session cgroup first: the network filter attaches to it.
+  std::optional<tracer::SessionCgroup> cgroup;
+  std::string cgroup_error;
+  const std::string session_id = newSessionId();
+  if (host.cgroup_writable) {
+    auto created = tracer::SessionCgroup::create("supervise-" + session_id.substr(0, 12));
+    if (created)
+      cgroup.emplace(std::move(*created));
+    else
+      cgroup_error = created.error().message();
+  }
+  const bool needs_net = policy.network.mode.value_or(NetworkMode::All) != NetworkMode::All;
+  std::optional<tracer::NetFilter> net;
+  std::string net_error = "needs a session cgroup";
+  if (needs_net && cgroup && !tracer::testDisabled("bpf")) {
+    tracer::NetFilterOptions net_options;
+    net_options.deny_events_only = policy.audit.level == policy::AuditLevel::Deny;
+    auto loaded = tracer::NetFilter::load(compiled.network, cgroup->dirFd(), net_options);
+    if (loaded)
+      net.emplace(std::move(*loaded));
+    else
+      net_error = loaded.error().message();
+  } else if (tracer::testDisabled("bpf")) {
+    net_error = tracer::kDisabledByTest;
+  }
+
+  // Fail closed: every mechanism the policy relies on, or nothing runs.
+  tracer::HostFeatures effective = host;
+  effective.cgroup_writable = cgroup.has_value();
+  bool missing = false;
+  for (const auto& r : requirements(policy, effective, net.has_value(), net_error)) {
+    if (r.available) continue;
+    missing = true;
+    std::string detail = r.feature == "cgroup v2 session cgroup" && !cgroup_error.empty()
+                             ? cgroup_error
+                             : r.detail;
+    say(std::string(unsafe ? "WARNING: running without " : "cannot enforce the policy: ") +
+        r.feature + " is unavailable (" + detail + ")");
+  }
+  if (missing && !unsafe) {
+    say("refusing to run the command unconfined; `supervise doctor` shows what this host "
+        "can enforce (fallback: unsafe-host-process would run it anyway)");
+    return kExitSupervisorError;
+  }
+  if (missing) say("WARNING: fallback unsafe-host-process: the command runs partly unconfined");
+
+  SessionInfo info;
+  info.session_id = session_id;
+  info.host = hostName();
+  info.policy_name = policy.name;
+  info.agent_version = SV_VERSION;
+  AuditLog audit(info);
+  AuditSinkConfig sinks;
+  sinks.paths = options.audit_files;
+  sinks.fds = options.audit_fds;
+  sinks.to_stdout = options.audit_stdout;
+  if (auto st = audit.open(sinks); !st) {
+    say("audit: " + st.error().message());
+    return kExitSupervisorError;
+  }
+
+  std::optional<Watchdog> watchdog;
+  if (cgroup) {
+    auto started = Watchdog::start(cgroup->path());
+    if (!started) {
+      say("watchdog: " + started.error().message());
+      return kExitSupervisorError;
+    }
+    watchdog.emplace(std::move(*started));
+  }
+
+  UniqueFd ruleset;
+  if (host.landlock_abi > 0) {
+    auto built = tracer::buildLandlockRuleset(compiled.landlock, host.landlock_abi);
+    if (!built) {
+      say("landlock: " + built.error().message());
+      if (!unsafe) return kExitSupervisorError;
+    } else {
+      ruleset = std::move(*built);
+    }
+  }
+  std::optional<std::vector<sock_filter>> filter;
+  if (host.seccomp_notify) {
+    auto built = tracer::buildSeccompFilter(compiled.seccomp);
+    if (!built) {
+      say("seccomp: " + built.error().message());
+      if (!unsafe) return kExitSupervisorError;
+    } else {
+      filter = std::move(*built);
+    }
+  }
+  auto keep = tracer::capabilityMask(policy.keep_capabilities);
+  if (!keep) {
+    say("capabilities: " + keep.error().message());
+    return kExitPolicyError;
+  }
+
+  // Signals we forward arrive on a signalfd; the command starts with our old mask.
+  sigset_t forwarded, old_mask;
+  sigemptyset(&forwarded);
+  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) sigaddset(&forwarded, sig);
+  ::sigprocmask(SIG_BLOCK, &forwarded, &old_mask);
+  UniqueFd sigfd(::signalfd(-1, &forwarded, SFD_NONBLOCK | SFD_CLOEXEC));
+  ::signal(SIGPIPE, SIG_IGN);
+
+  LaunchSpec spec;
+  spec.exe = *exe;
+  spec.argv = options.command;
+  for (char** e = environ; *e; ++e) spec.env.emplace_back(*e);
+  spec.cgroup_fd = cgroup ? cgroup->dirFd() : -1;
+  spec.landlock_ruleset_fd = ruleset ? ruleset.get() : -1;
+  spec.seccomp_filter = filter ? &*filter : nullptr;
+  spec.keep_capabilities = *keep;
+  spec.child_sigmask = old_mask;
+
+  AuditEvent start = sessionStartEvent(
+      options.command,
+      nlohmann::json{{"name", policy.name},
+                     {"mode", policy.mode == policy::Mode::Audit ? "audit" : "enforce"},
+                     {"workspace", policy.workspace}},
+      {filter ? "seccomp" : "", ruleset ? "landlock" : "", net ? "cgroup-bpf" : ""});
+  audit.emit(start);
+
+  auto launched = launch(spec);
+  ruleset.reset();
+  if (!launched) {
+    say("cannot start " + options.command[0] + ": " + launched.error().message());
+    audit.finish(ExitStatus{kExitSupervisorError, 0, false});
+    return kExitSupervisorError;
+  }
+  lowerOwnCapabilities(*keep);
+  ::umask(0);  // emulated creates apply the target's umask themselves
+
+  Supervision supervision(options, audit);
+  std::optional<tracer::NotifyListener> listener;
+  std::optional<NotifyHandler> handler;
+  if (launched->listener) {
+    auto created = tracer::NotifyListener::create(std::move(launched->listener));
+    if (!created) {
+      say("seccomp listener: " + created.error().message());
+      if (cgroup) (void)cgroup->kill();
+      return kExitSupervisorError;
+    }
+    listener.emplace(std::move(*created));
+    (void)listener->enableSyncWakeUp();  // optional: a latency win where the kernel has it
+    NotifyOptions notify_options;
+    notify_options.audit_mode = policy.mode == policy::Mode::Audit;
+    notify_options.quiet = options.quiet;
+    notify_options.audit_allows = policy.audit.level != policy::AuditLevel::Deny;
+    notify_options.workspace = policy.workspace;
+    notify_options.root_pid = launched->pid;
+    handler.emplace(engine, *listener, audit, notify_options);
+    supervision.watchNotify(&*handler, listener->fd());
+  }
+  if (net) supervision.watchNet(&*net);
+  supervision.watchChild(launched->pid, launched->pidfd.get());
+  supervision.watchSignals(sigfd.get());
+
+  auto exited = supervision.run();
+
+  // The command is gone: whatever it left behind goes with it.
+  if (cgroup) (void)cgroup->kill();
+  int code = kExitSupervisorError;
+  ExitStatus status;
+  if (exited) {
+    if (exited->si_code == CLD_EXITED) {
+      code = exited->si_status;
+      status = ExitStatus{code, 0, false};
+    } else {
+      code = 128 + exited->si_status;
+      status = ExitStatus{-1, exited->si_status, exited->si_code == CLD_DUMPED};
+    }
+  }
+  audit.finish(status);
+  return code;
+}
+
+}  // namespace sv::supervisor

@@ -1,0 +1,53 @@
+// Resolving a path argument exactly as the target process would, but pinned.
+//
+// A user-notify decision must not depend on memory or names the target can
+// change after we looked (DESIGN.md: "emulate, never CONTINUE"). So the
+// supervisor walks the target's path itself, one component at a time, from the
+// target's root, cwd or dirfd (/proc/TID/{root,cwd}, /proc/TGID/fd/N), holding
+// an O_PATH fd for each step. The result is the directory that holds the final
+// component (for creates, unlinks, renames), the final object if it exists (for
+// opens, truncates, chmods), and the real absolute path the engine decides on.
+// The emulated operation then acts on those fds, never on the path again.
+//
+// Why not plain openat2 from /proc/TID/cwd: symlinks through /proc/self (as
+// /dev/stdout -> /proc/self/fd/1) would resolve to the supervisor, not the
+// target. The walk substitutes the target for "self"/"thread-self" and lets the
+// kernel follow procfs magic links (fd/N, cwd, root, exe), which already point
+// into the target's own fd table.
+#pragma once
+
+#include <sys/types.h>
+
+#include <string>
+#include <string_view>
+
+#include "common/result.h"
+#include "common/unique_fd.h"
+
+namespace sv::supervisor {
+
+struct ResolveOptions {
+  bool follow_final = true;    // follow a symlink in the last component
+  bool no_symlinks = false;    // RESOLVE_NO_SYMLINKS: any symlink is ELOOP
+  bool no_magiclinks = false;  // RESOLVE_NO_MAGICLINKS: procfs magic links are ELOOP
+  bool beneath = false;        // RESOLVE_BENEATH: no absolute jumps, no `..` above the start
+};
+
+struct ResolvedPath {
+  UniqueFd parent;        // O_PATH dir holding `name` (invalid when a magic link was the last step)
+  std::string name;       // the last component as written ("." and ".." kept)
+  UniqueFd object;        // O_PATH fd of the final object; invalid when it does not exist
+  std::string real_path;  // absolute path the engine decides on ("pipe:[12]" for anonymous objects)
+  bool must_be_dir = false;  // the path ended in '/'
+};
+
+// tid: the thread that made the syscall (its cwd and root); tgid: its process
+// (its fd table). dirfd as passed to the *at syscall (AT_FDCWD allowed).
+Result<ResolvedPath> resolveTargetPath(pid_t tid, pid_t tgid, int dirfd, std::string_view path,
+                                       const ResolveOptions& options);
+
+// The kernel's idea of the absolute path of an O_PATH fd (readlink of
+// /proc/self/fd/N), without a " (deleted)" suffix.
+Result<std::string> fdPath(int fd);
+
+}  // namespace sv::supervisor

@@ -1,0 +1,85 @@
+// Watchdog process; see watchdog.h.
+#include "supervisor/watchdog.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstring>
+
+namespace sv::supervisor {
+namespace {
+
+void writeFile(const std::string& path, const char* text) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return;
+  ssize_t unused = ::write(fd, text, std::strlen(text));
+  (void)unused;
+  ::close(fd);
+}
+
+bool populated(const std::string& cgroup) {
+  int fd = ::open((cgroup + "/cgroup.events").c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;  // gone
+  char buf[256];
+  ssize_t n = ::read(fd, buf, sizeof buf - 1);
+  ::close(fd);
+  if (n <= 0) return false;
+  buf[n] = '\0';
+  return std::strstr(buf, "populated 1") != nullptr;
+}
+
+[[noreturn]] void watch(int read_end, const std::string& cgroup) {
+  ::setsid();  // out of the terminal's process group: Ctrl-C must not reach us
+  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGTSTP, SIGTTIN, SIGTTOU, SIGPIPE})
+    ::signal(sig, SIG_IGN);
+  sigset_t none;
+  sigemptyset(&none);
+  ::sigprocmask(SIG_SETMASK, &none, nullptr);
+  // Keep nothing else of the supervisor's open: only the pipe.
+  for (int fd = 3; fd < 1024; ++fd)
+    if (fd != read_end) ::close(fd);
+  int devnull = ::open("/dev/null", O_RDWR);
+  if (devnull >= 0) {
+    ::dup2(devnull, 0), ::dup2(devnull, 1), ::dup2(devnull, 2);
+    if (devnull > 2) ::close(devnull);
+  }
+  char byte;
+  while (::read(read_end, &byte, 1) != 0) {
+    if (errno != EINTR) break;
+  }
+  if (::access((cgroup + "/cgroup.procs").c_str(), F_OK) != 0) ::_exit(0);  // cleaned up already
+  for (int i = 0; i < 200 && populated(cgroup); ++i) {
+    writeFile(cgroup + "/cgroup.kill", "1");
+    ::usleep(10000);
+  }
+  ::rmdir(cgroup.c_str());
+  ::_exit(0);
+}
+
+}  // namespace
+
+Result<Watchdog> Watchdog::start(const std::string& cgroup_path) {
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) return errnoError("pipe2");
+  UniqueFd read_end(fds[0]), write_end(fds[1]);
+  // Double fork: the watchdog must outlive us and must never be a child our
+  // wait calls could see.
+  pid_t pid = ::fork();
+  if (pid < 0) return errnoError("fork watchdog");
+  if (pid == 0) {
+    write_end.reset();
+    pid_t grandchild = ::fork();
+    if (grandchild == 0) watch(read_end.get(), cgroup_path);
+    ::_exit(grandchild < 0 ? 1 : 0);
+  }
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) return Error{0, "fork watchdog failed"};
+  return Watchdog(std::move(write_end));
+}
+
+}  // namespace sv::supervisor
