@@ -1,0 +1,57 @@
+// The network ABI header compiles as C++ with the layout the BPF side asserts,
+// and the skeleton's compiled-in map types match it (BTF of the object).
+#include <gtest/gtest.h>
+
+#include <cstddef>
+
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+
+#include "shared/net_abi.h"
+#include "sv_net.skel.h"
+
+namespace {
+
+TEST(NetAbi, StructSizesAndOffsets) {
+  EXPECT_EQ(sizeof(sv_net_lpm_key), 20u);
+  EXPECT_EQ(offsetof(sv_net_lpm_key, addr), 4u);
+  EXPECT_EQ(sizeof(sv_net_port_range), 8u);
+  EXPECT_EQ(sizeof(sv_net_allow_value), 8u + 8u * SV_NET_MAX_PORT_RANGES);
+  EXPECT_EQ(offsetof(sv_net_allow_value, ranges), 8u);
+  EXPECT_EQ(sizeof(sv_net_event), 48u);
+  EXPECT_EQ(offsetof(sv_net_event, abi_version), 8u);
+  EXPECT_EQ(offsetof(sv_net_event, rule_index), 12u);
+  EXPECT_EQ(offsetof(sv_net_event, pid), 16u);
+  EXPECT_EQ(offsetof(sv_net_event, tgid), 20u);
+  EXPECT_EQ(offsetof(sv_net_event, family), 24u);
+  EXPECT_EQ(offsetof(sv_net_event, port), 26u);
+  EXPECT_EQ(offsetof(sv_net_event, sock_type), 28u);
+  EXPECT_EQ(offsetof(sv_net_event, addr), 32u);
+  EXPECT_EQ(SV_NET_ABI_VERSION, 1);
+}
+
+// The BPF object's own BTF (what clang laid out for -target bpf) agrees with
+// g++'s layout for the map key and value. (sv_net_event has no BTF: the ring
+// buffer is untyped; its size is pinned by the _Static_assert the BPF side
+// compiles.) Opening an object needs no privileges.
+TEST(NetAbi, BpfObjectLayoutMatchesCpp) {
+  size_t size = 0;
+  const void* bytes = sv_net::elf_bytes(&size);
+  bpf_object* obj = bpf_object__open_mem(bytes, size, nullptr);
+  ASSERT_NE(obj, nullptr);
+  const btf* b = bpf_object__btf(obj);
+  ASSERT_NE(b, nullptr);
+  struct Want {
+    const char* name;
+    size_t size;
+  } wants[] = {{"sv_net_lpm_key", sizeof(sv_net_lpm_key)},
+               {"sv_net_allow_value", sizeof(sv_net_allow_value)}};
+  for (const auto& w : wants) {
+    int id = btf__find_by_name_kind(b, w.name, BTF_KIND_STRUCT);
+    ASSERT_GT(id, 0) << w.name;
+    EXPECT_EQ(btf__resolve_size(b, id), static_cast<long>(w.size)) << w.name;
+  }
+  bpf_object__close(obj);
+}
+
+}  // namespace

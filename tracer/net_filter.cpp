@@ -1,0 +1,439 @@
+// NetFilter implementation: skeleton lifetime, allowlist image, ring buffer.
+//
+// Ordering matters for safety: the allowlist is written after load and before
+// any program is attached, so a supervised process never meets a half-filled
+// map; links are dropped before the skeleton so detaching happens first.
+#include "tracer/net_filter.h"
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <fcntl.h>
+#include <linux/bpf.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdarg>
+#include <cstring>
+#include <exception>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <vector>
+
+#include "shared/net_abi.h"
+#include "sv_net.skel.h"
+
+namespace sv::tracer {
+namespace {
+
+static_assert(sizeof(sv_net_event) == 48, "event ABI");
+static_assert(sizeof(sv_net_lpm_key) == 20, "key ABI");
+static_assert(sizeof(sv_net_allow_value) == 8 + 8 * SV_NET_MAX_PORT_RANGES, "value ABI");
+static_assert(static_cast<int>(policy::NetworkMode::None) == SV_NET_MODE_NONE &&
+                  static_cast<int>(policy::NetworkMode::Localhost) == SV_NET_MODE_LOCALHOST &&
+                  static_cast<int>(policy::NetworkMode::Allowlist) == SV_NET_MODE_ALLOWLIST &&
+                  static_cast<int>(policy::NetworkMode::All) == SV_NET_MODE_ALL,
+              "NetworkMode values are the BPF mode values");
+static_assert(kNetRuleNone == SV_NET_RULE_NONE && kNetAllow == SV_NET_ALLOW &&
+                  kNetDeny == SV_NET_DENY && kNetOpSockCreate == SV_NET_OP_SOCK_CREATE &&
+                  kNetReasonRawSocket == SV_NET_REASON_RAW_SOCKET &&
+                  kNetFlagUnspec == SV_NET_EVENT_F_UNSPEC,
+              "C++ mirrors of the ABI constants");
+
+struct SkelDeleter {
+  void operator()(sv_net* s) const { sv_net__destroy(s); }
+};
+struct LinkDeleter {
+  void operator()(bpf_link* l) const { bpf_link__destroy(l); }
+};
+struct RingDeleter {
+  void operator()(ring_buffer* r) const { ring_buffer__free(r); }
+};
+using Skeleton = std::unique_ptr<sv_net, SkelDeleter>;
+using Link = std::unique_ptr<bpf_link, LinkDeleter>;
+using Ring = std::unique_ptr<ring_buffer, RingDeleter>;
+
+// libbpf prints through one process-wide callback. While a load runs, route
+// its warnings (which include the verifier log on failure) into the loader's
+// string instead of stderr; debug chatter is dropped.
+thread_local std::string* tl_log_sink = nullptr;
+
+int libbpfPrint(enum libbpf_print_level level, const char* fmt, va_list args) {
+  if (level == LIBBPF_DEBUG || tl_log_sink == nullptr) return 0;
+  char buf[1024];
+  va_list copy;
+  va_copy(copy, args);
+  int n = std::vsnprintf(buf, sizeof(buf), fmt, copy);
+  va_end(copy);
+  if (n > 0) tl_log_sink->append(buf, std::min<size_t>(n, sizeof(buf) - 1));
+  return 0;
+}
+
+class ScopedLibbpfLog {
+ public:
+  explicit ScopedLibbpfLog(std::string* sink) : prev_sink_(tl_log_sink) {
+    tl_log_sink = sink;
+    prev_print_ = libbpf_set_print(libbpfPrint);
+  }
+  ~ScopedLibbpfLog() {
+    libbpf_set_print(prev_print_);
+    tl_log_sink = prev_sink_;
+  }
+  ScopedLibbpfLog(const ScopedLibbpfLog&) = delete;
+  ScopedLibbpfLog& operator=(const ScopedLibbpfLog&) = delete;
+
+ private:
+  std::string* prev_sink_;
+  libbpf_print_fn_t prev_print_;
+};
+
+// The last lines of the libbpf log, for an Error context.
+std::string logTail(const std::string& log) {
+  constexpr size_t kMax = 2000;
+  if (log.empty()) return "";
+  std::string tail = log.size() > kMax ? "..." + log.substr(log.size() - kMax) : log;
+  while (!tail.empty() && tail.back() == '\n') tail.pop_back();
+  return "\nlibbpf: " + tail;
+}
+
+// libbpf 1.x returns NULL with errno set; older ones an ERR_PTR.
+template <typename T>
+int ptrError(T* p) {
+  long err = libbpf_get_error(p);
+  return err ? static_cast<int>(-err) : (errno ? errno : EINVAL);
+}
+
+bool prefixContains(const policy::Ip6& net, int prefix_len, const policy::Ip6& ip) {
+  int full = prefix_len / 8, rest = prefix_len % 8;
+  if (std::memcmp(net.data(), ip.data(), full) != 0) return false;
+  if (rest == 0) return true;
+  uint8_t mask = static_cast<uint8_t>(0xff << (8 - rest));
+  return (net[full] & mask) == (ip[full] & mask);
+}
+
+policy::Ip6 maskTo(policy::Ip6 ip, int prefix_len) {
+  for (int i = 0; i < 16; ++i) {
+    int bits = std::clamp(prefix_len - i * 8, 0, 8);
+    ip[i] &= static_cast<uint8_t>(bits == 8 ? 0xff : (0xff << (8 - bits)) & 0xff);
+  }
+  return ip;
+}
+
+struct Range {
+  uint16_t lo, hi;
+  uint32_t rule_index;
+  auto operator<=>(const Range&) const = default;
+};
+
+using EntryKey = std::pair<policy::Ip6, int>;  // (masked address, prefix_len)
+
+}  // namespace
+
+struct NetFilter::State {
+  Skeleton skel;
+  Ring ring;
+  std::vector<Link> links;  // declared last: destroyed (detached) first
+  std::vector<std::string> rule_ids;
+  std::map<EntryKey, std::vector<Range>> entries;  // as given, before folding
+  policy::NetworkMode mode = policy::NetworkMode::None;
+  std::string log;
+  const std::function<void(const NetEvent&)>* on_event = nullptr;
+  std::exception_ptr pending;
+
+  // The value the trie holds for `key`: its own ranges plus those of every
+  // less specific entry that contains it, because LPM returns one match only.
+  Result<sv_net_allow_value> folded(const EntryKey& key) const {
+    std::vector<Range> all;
+    for (const auto& [k, ranges] : entries) {
+      if (k.second <= key.second && prefixContains(k.first, k.second, key.first))
+        all.insert(all.end(), ranges.begin(), ranges.end());
+    }
+    std::sort(all.begin(), all.end());
+    all.erase(std::unique(all.begin(), all.end()), all.end());
+    if (all.size() > SV_NET_MAX_PORT_RANGES) {
+      return Error{E2BIG, "network allowlist: more than " +
+                              std::to_string(SV_NET_MAX_PORT_RANGES) +
+                              " port ranges apply to one address block"};
+    }
+    sv_net_allow_value v{};
+    v.count = static_cast<uint32_t>(all.size());
+    for (size_t i = 0; i < all.size(); ++i)
+      v.ranges[i] = {all[i].lo, all[i].hi, all[i].rule_index};
+    return v;
+  }
+
+  // Writes `key` and every more specific entry under it (their folded value
+  // may include key's ranges now).
+  Status writeAffected(const EntryKey& key) {
+    int fd = bpf_map__fd(skel->maps.sv_net_allow);
+    for (const auto& [k, ranges] : entries) {
+      if (k.second < key.second || !prefixContains(key.first, key.second, k.first)) continue;
+      auto value = folded(k);
+      if (!value.ok()) return value.error();
+      sv_net_lpm_key lpm{};
+      lpm.prefixlen = static_cast<uint32_t>(k.second);
+      std::memcpy(lpm.addr, k.first.data(), 16);
+      if (bpf_map_update_elem(fd, &lpm, &*value, BPF_ANY) != 0)
+        return errnoError("bpf_map_update_elem sv_net_allow");
+    }
+    return {};
+  }
+
+  static int onSample(void* ctx, void* data, size_t size) noexcept {
+    auto* self = static_cast<State*>(ctx);
+    if (size < sizeof(sv_net_event) || self->on_event == nullptr) return 0;
+    sv_net_event raw;
+    std::memcpy(&raw, data, sizeof(raw));
+    if (raw.abi_version != SV_NET_ABI_VERSION) return 0;  // cannot be from our object
+    NetEvent ev;
+    ev.decision = raw.decision;
+    ev.rule_index = raw.rule_index;
+    ev.pid = raw.pid;
+    ev.tgid = raw.tgid;
+    ev.family = raw.family;
+    ev.protocol = raw.protocol;
+    ev.op = raw.op;
+    ev.port = raw.port;
+    std::memcpy(ev.addr.data(), raw.addr, 16);
+    ev.sock_type = raw.sock_type;
+    ev.reason = raw.reason;
+    ev.flags = raw.flags;
+    ev.ktime_ns = raw.ktime_ns;
+    // An exception must not unwind through libbpf's C frames: park it and
+    // stop the drain; consume() rethrows once libbpf has returned.
+    try {
+      (*self->on_event)(ev);
+    } catch (...) {
+      self->pending = std::current_exception();
+      return -ECANCELED;
+    }
+    return 0;
+  }
+};
+
+NetFilter::NetFilter(std::unique_ptr<State> state) : s_(std::move(state)) {}
+NetFilter::NetFilter(NetFilter&&) noexcept = default;
+NetFilter& NetFilter::operator=(NetFilter&&) noexcept = default;
+NetFilter::~NetFilter() = default;
+
+Result<NetFilter> NetFilter::load(const policy::NetworkPlan& plan, int cgroup_fd,
+                                  bool deny_events_only) {
+  NetFilterOptions options;
+  options.deny_events_only = deny_events_only;
+  return load(plan, cgroup_fd, options);
+}
+
+Result<NetFilter> NetFilter::load(const policy::NetworkPlan& plan, int cgroup_fd,
+                                  const NetFilterOptions& options) {
+  auto s = std::make_unique<State>();
+  s->mode = plan.mode;
+
+  // Allowlist image first: a bad plan fails before touching the kernel.
+  std::map<std::string, uint32_t> index_of;
+  for (const auto& e : plan.entries) {
+    if (e.cidr.prefix_len < 0 || e.cidr.prefix_len > 128 || e.port_lo > e.port_hi)
+      return Error{EINVAL, "network allowlist: bad entry " + e.rule_id};
+    auto [it, fresh] = index_of.emplace(e.rule_id, static_cast<uint32_t>(s->rule_ids.size()));
+    if (fresh) s->rule_ids.push_back(e.rule_id);
+    EntryKey key{maskTo(e.cidr.addr, e.cidr.prefix_len), e.cidr.prefix_len};
+    s->entries[key].push_back({e.port_lo, e.port_hi, it->second});
+  }
+  for (const auto& [key, ranges] : s->entries) {
+    auto value = s->folded(key);
+    if (!value.ok()) return value.error();
+  }
+
+  ScopedLibbpfLog log_scope(&s->log);
+  s->skel.reset(sv_net__open());
+  if (!s->skel) return Error{ptrError<sv_net>(nullptr), "open BPF object sv_net" + logTail(s->log)};
+
+  auto* ro = s->skel->rodata;
+  ro->sv_net_mode = static_cast<uint32_t>(plan.mode);
+  ro->sv_net_deny_events_only = options.deny_events_only ? 1 : 0;
+  ro->sv_net_allow_raw = options.allow_raw_sockets ? 1 : 0;
+  // The helper's availability differs by program type and kernel; the
+  // programs skip the call when told it is missing (pid reported as 0).
+  ro->sv_net_pid_in_sock_addr =
+      libbpf_probe_bpf_helper(BPF_PROG_TYPE_CGROUP_SOCK_ADDR, BPF_FUNC_get_current_pid_tgid,
+                              nullptr) > 0;
+  ro->sv_net_pid_in_sock =
+      libbpf_probe_bpf_helper(BPF_PROG_TYPE_CGROUP_SOCK, BPF_FUNC_get_current_pid_tgid,
+                              nullptr) > 0;
+
+  if (int err = sv_net__load(s->skel.get()); err != 0)
+    return Error{-err, "load BPF programs sv_net" + logTail(s->log)};
+
+  for (const auto& [key, ranges] : s->entries) SV_TRY(s->writeAffected(key));
+
+  bpf_program* progs[] = {s->skel->progs.sock_create, s->skel->progs.connect4,
+                          s->skel->progs.connect6, s->skel->progs.sendmsg4,
+                          s->skel->progs.sendmsg6};
+  for (bpf_program* prog : progs) {
+    errno = 0;
+    Link link(bpf_program__attach_cgroup(prog, cgroup_fd));
+    if (!link) {
+      int err = ptrError<bpf_link>(nullptr);
+      return Error{err, std::string("attach ") + bpf_program__name(prog) + " to cgroup" +
+                            logTail(s->log)};
+    }
+    s->links.push_back(std::move(link));
+  }
+
+  errno = 0;
+  s->ring.reset(ring_buffer__new(bpf_map__fd(s->skel->maps.sv_net_events), &State::onSample,
+                                 s.get(), nullptr));
+  if (!s->ring) return Error{ptrError<ring_buffer>(nullptr), "ring_buffer__new sv_net_events"};
+  return NetFilter(std::move(s));
+}
+
+int NetFilter::eventFd() const { return ring_buffer__epoll_fd(s_->ring.get()); }
+
+int NetFilter::consume(const std::function<void(const NetEvent&)>& on_event) {
+  s_->on_event = &on_event;
+  int n = ring_buffer__consume(s_->ring.get());
+  s_->on_event = nullptr;
+  if (s_->pending) std::rethrow_exception(std::exchange(s_->pending, nullptr));
+  return n;
+}
+
+const std::string& NetFilter::ruleIdAt(uint32_t rule_index) const {
+  static const std::string kNone;
+  return rule_index < s_->rule_ids.size() ? s_->rule_ids[rule_index] : kNone;
+}
+
+uint32_t NetFilter::addRuleId(const std::string& rule_id) {
+  auto it = std::find(s_->rule_ids.begin(), s_->rule_ids.end(), rule_id);
+  if (it != s_->rule_ids.end()) return static_cast<uint32_t>(it - s_->rule_ids.begin());
+  s_->rule_ids.push_back(rule_id);
+  return static_cast<uint32_t>(s_->rule_ids.size() - 1);
+}
+
+Status NetFilter::allow(const policy::Ip6& ip, uint16_t port_lo, uint16_t port_hi,
+                        uint32_t rule_index) {
+  if (port_lo > port_hi) return Error{EINVAL, "allow: port_lo > port_hi"};
+  if (rule_index >= s_->rule_ids.size()) return Error{EINVAL, "allow: unknown rule index"};
+  if (s_->mode == policy::NetworkMode::None)
+    return Error{EINVAL, "allow: network mode none admits no destination"};
+  EntryKey key{ip, 128};
+  auto& ranges = s_->entries[key];
+  Range r{port_lo, port_hi, rule_index};
+  if (std::find(ranges.begin(), ranges.end(), r) != ranges.end()) return {};
+  ranges.push_back(r);
+  auto value = s_->folded(key);
+  if (!value.ok()) {
+    ranges.pop_back();
+    if (ranges.empty()) s_->entries.erase(key);
+    return value.error();
+  }
+  return s_->writeAffected(key);
+}
+
+uint64_t NetFilter::droppedEvents() const {
+  int ncpu = libbpf_num_possible_cpus();
+  if (ncpu <= 0) return 0;
+  std::vector<uint64_t> per_cpu(static_cast<size_t>(ncpu));
+  uint32_t key = SV_NET_STAT_EVENTS_DROPPED;
+  if (bpf_map_lookup_elem(bpf_map__fd(s_->skel->maps.sv_net_stats), &key, per_cpu.data()) != 0)
+    return 0;
+  uint64_t total = 0;
+  for (uint64_t v : per_cpu) total += v;
+  return total;
+}
+
+const std::string& NetFilter::libbpfLog() const { return s_->log; }
+
+// ---- cgroup helpers -------------------------------------------------------
+
+Result<std::string> currentCgroup2Dir() {
+  std::ifstream mountinfo("/proc/self/mountinfo");
+  if (!mountinfo) return errnoError("open /proc/self/mountinfo");
+  std::string line, mount;
+  while (std::getline(mountinfo, line)) {
+    // "... <mount point> <options> [optional...] - <fstype> <source> ..."
+    auto dash = line.find(" - ");
+    if (dash == std::string::npos) continue;
+    std::istringstream tail(line.substr(dash + 3));
+    std::string fstype;
+    tail >> fstype;
+    if (fstype != "cgroup2") continue;
+    std::istringstream head(line.substr(0, dash));
+    std::string id, parent, devno, root, point;
+    head >> id >> parent >> devno >> root >> point;
+    mount = point;
+    break;
+  }
+  if (mount.empty()) return Error{ENOENT, "no cgroup2 mount in /proc/self/mountinfo"};
+
+  std::ifstream self_cg("/proc/self/cgroup");
+  if (!self_cg) return errnoError("open /proc/self/cgroup");
+  while (std::getline(self_cg, line)) {
+    if (line.rfind("0::", 0) == 0) {
+      std::string rel = line.substr(3);
+      if (rel.find("(deleted)") != std::string::npos)
+        return Error{ENOENT, "own cgroup2 directory was removed"};
+      return rel == "/" ? mount : mount + rel;
+    }
+  }
+  return Error{ENOENT, "no cgroup2 entry in /proc/self/cgroup"};
+}
+
+Result<ScratchCgroup> ScratchCgroup::create(const std::string& parent_dir,
+                                            const std::string& prefix) {
+  std::string path =
+      parent_dir + "/" + prefix + "-" + std::to_string(getpid()) + "-" + std::to_string(rand());
+  if (mkdir(path.c_str(), 0755) != 0) return errnoError("mkdir " + path);
+  UniqueFd fd(open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!fd) {
+    Error e = errnoError("open " + path);
+    rmdir(path.c_str());
+    return e;
+  }
+  return ScratchCgroup(std::move(path), std::move(fd));
+}
+
+ScratchCgroup::~ScratchCgroup() {
+  if (path_.empty()) return;
+  fd_.reset();
+  // Fails with EBUSY while a process is still inside; callers reap first.
+  rmdir(path_.c_str());
+}
+
+Status ScratchCgroup::addProcess(pid_t pid) const {
+  std::string procs = path_ + "/cgroup.procs";
+  UniqueFd fd(open(procs.c_str(), O_WRONLY | O_CLOEXEC));
+  if (!fd) return errnoError("open " + procs);
+  std::string text = std::to_string(pid);
+  if (write(fd.get(), text.data(), text.size()) != static_cast<ssize_t>(text.size()))
+    return errnoError("write " + procs);
+  return {};
+}
+
+Result<bool> probeCgroupSockAddr(std::string* detail) {
+  auto parent = currentCgroup2Dir();
+  if (!parent.ok()) return parent.error();
+  auto cg = ScratchCgroup::create(*parent, "sv-probe");
+  if (!cg.ok()) return cg.error();
+
+  // r0 = 1 (allow); exit
+  const bpf_insn insns[] = {
+      {.code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .src_reg = 0, .off = 0, .imm = 1},
+      {.code = BPF_JMP | BPF_EXIT, .dst_reg = 0, .src_reg = 0, .off = 0, .imm = 0},
+  };
+  LIBBPF_OPTS(bpf_prog_load_opts, opts, .expected_attach_type = BPF_CGROUP_INET4_CONNECT);
+  UniqueFd prog(bpf_prog_load(BPF_PROG_TYPE_CGROUP_SOCK_ADDR, "sv_probe_conn4", "GPL", insns, 2,
+                              &opts));
+  if (!prog) {
+    if (detail) *detail = std::string("BPF_PROG_LOAD cgroup/connect4: ") + std::strerror(errno);
+    return false;
+  }
+  UniqueFd link(bpf_link_create(prog.get(), cg->fd(), BPF_CGROUP_INET4_CONNECT, nullptr));
+  if (!link) {
+    if (detail) *detail = std::string("BPF_LINK_CREATE cgroup/connect4: ") + std::strerror(errno);
+    return false;
+  }
+  if (detail) *detail = "ok";
+  return true;
+}
+
+}  // namespace sv::tracer

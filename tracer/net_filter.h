@@ -1,0 +1,123 @@
+// NetFilter: the in-kernel network policy of one session (cgroup socket hooks).
+//
+// Loads bpf/progs/net.bpf.c through its skeleton, fills the allowlist LPM trie
+// from a compiled policy::NetworkPlan, attaches connect4/6, sendmsg4/6 and
+// sock_create to the session's cgroup, and hands every decision the programs
+// report to the caller as a NetEvent. The kernel enforces on its own; the
+// events are for the audit trail. Destroying the NetFilter detaches the
+// programs (the links are owned here, never pinned).
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <utility>
+
+#include "common/result.h"
+#include "common/unique_fd.h"
+#include "policy/cidr.h"
+#include "policy/compile.h"
+
+namespace sv::tracer {
+
+// One decision of the network programs (see bpf/shared/net_abi.h).
+struct NetEvent {
+  uint8_t decision = 0;  // kNetDeny / kNetAllow
+  uint32_t rule_index = 0;
+  uint32_t pid = 0, tgid = 0;  // init pid namespace; 0 when the kernel lacks the helper
+  uint8_t family = 0, protocol = 0, op = 0;
+  uint16_t port = 0;  // host byte order
+  policy::Ip6 addr{};  // IPv4-mapped IPv6 form
+  uint8_t sock_type = 0;
+  uint8_t reason = 0;  // kNetReason*
+  uint8_t flags = 0;   // kNetFlagUnspec
+  uint64_t ktime_ns = 0;
+};
+
+// Mirrors of the ABI constants, so callers need not include the C header.
+inline constexpr uint8_t kNetDeny = 0, kNetAllow = 1;
+inline constexpr uint8_t kNetOpConnect = 1, kNetOpSendmsg = 2, kNetOpSockCreate = 3;
+inline constexpr uint8_t kNetReasonRule = 0, kNetReasonNoMatch = 1, kNetReasonModeAll = 2,
+                         kNetReasonModeNone = 3, kNetReasonRawSocket = 4;
+inline constexpr uint8_t kNetFlagUnspec = 0x1;  // 0.0.0.0 / :: judged as loopback
+inline constexpr uint32_t kNetRuleNone = 0xffffffffu;
+
+struct NetFilterOptions {
+  bool deny_events_only = false;   // report only denials
+  bool allow_raw_sockets = false;  // SOCK_RAW, AF_PACKET, ICMP ping sockets
+};
+
+class NetFilter {
+ public:
+  // Loads, fills the allowlist and attaches to cgroup_fd (a cgroup2 directory).
+  // On failure nothing stays attached; the error carries libbpf's log tail.
+  static Result<NetFilter> load(const policy::NetworkPlan& plan, int cgroup_fd,
+                                bool deny_events_only);
+  static Result<NetFilter> load(const policy::NetworkPlan& plan, int cgroup_fd,
+                                const NetFilterOptions& options);
+
+  NetFilter(NetFilter&&) noexcept;
+  NetFilter& operator=(NetFilter&&) noexcept;
+  ~NetFilter();
+
+  // The ring buffer's epoll fd: readable when events wait (for the libuv loop).
+  int eventFd() const;
+  // Drains every pending event without blocking; returns how many, or -errno.
+  // An exception thrown by on_event is carried past libbpf's C callback and
+  // rethrown here after the drain stops.
+  int consume(const std::function<void(const NetEvent&)>& on_event);
+  // The policy rule id behind an event's rule_index; "" for kNetRuleNone.
+  const std::string& ruleIdAt(uint32_t rule_index) const;
+  // Registers a rule id (e.g. a domain rule) for use with allow(); returns its
+  // index, the existing one when already known.
+  uint32_t addRuleId(const std::string& rule_id);
+  // Allows ip:[port_lo, port_hi] at runtime (resolved DNS answers), attributed
+  // to rule_index. Takes effect for the next connect; updates are per entry,
+  // so the programs never see a half-written value.
+  Status allow(const policy::Ip6& ip, uint16_t port_lo, uint16_t port_hi, uint32_t rule_index);
+  // Decisions lost because the ring buffer was full.
+  uint64_t droppedEvents() const;
+  // libbpf warnings printed while loading (kept out of stderr).
+  const std::string& libbpfLog() const;
+
+ private:
+  struct State;
+  explicit NetFilter(std::unique_ptr<State> state);
+  std::unique_ptr<State> s_;
+};
+
+// Real attempt: loads a trivial cgroup/connect4 program and attaches it to a
+// scratch cgroup under the current one. false (with *detail) when the kernel
+// refuses; an Error when the probe itself cannot run (no cgroup2, no mkdir).
+Result<bool> probeCgroupSockAddr(std::string* detail = nullptr);
+
+// The cgroup2 directory of the calling process, found through
+// /proc/self/mountinfo and /proc/self/cgroup (never a hard-coded mount point).
+Result<std::string> currentCgroup2Dir();
+
+// A cgroup created under a parent and removed on destruction (after its
+// processes have exited). Used by the probe and the tests; the session's own
+// cgroup is managed elsewhere.
+class ScratchCgroup {
+ public:
+  static Result<ScratchCgroup> create(const std::string& parent_dir, const std::string& prefix);
+  ScratchCgroup(ScratchCgroup&& o) noexcept
+      : path_(std::exchange(o.path_, {})), fd_(std::move(o.fd_)) {}
+  ScratchCgroup& operator=(ScratchCgroup&&) = delete;
+  ~ScratchCgroup();
+
+  const std::string& path() const { return path_; }
+  int fd() const { return fd_.get(); }
+  // Moves a process in (writes cgroup.procs); pid 0 is the caller.
+  Status addProcess(pid_t pid) const;
+
+ private:
+  ScratchCgroup(std::string path, UniqueFd fd) : path_(std::move(path)), fd_(std::move(fd)) {}
+  std::string path_;
+  UniqueFd fd_;
+};
+
+}  // namespace sv::tracer
