@@ -1,0 +1,146 @@
+// Session cgroups on the real hierarchy: create, move a child in (clone3
+// CLONE_INTO_CGROUP and cgroup.procs), kill, populated, cleanup.
+#include "tracer/cgroup.h"
+
+#include <linux/sched.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "test_util.h"
+
+namespace sv::tracer {
+namespace {
+
+using testing::describeStatus;
+
+class CgroupTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    SV_REQUIRE_ROOT();
+    auto mount = findCgroup2Mount();
+    if (!mount) GTEST_SKIP() << "needs cgroup2: " << mount.error().message();
+  }
+  std::string name() { return "sv-test-" + std::to_string(getpid()) + "-" + std::to_string(n_++); }
+  int n_ = 0;
+};
+
+bool exists(const std::string& p) {
+  struct stat st;
+  return stat(p.c_str(), &st) == 0;
+}
+
+std::string cgroupOf(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/cgroup");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("0::", 0) == 0) return line.substr(3);
+  }
+  return "";
+}
+
+int waitStatus(pid_t pid) {
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  return status;
+}
+
+TEST_F(CgroupTest, MountIsFromMountinfo) {
+  auto mount = findCgroup2Mount();
+  ASSERT_TRUE(mount.ok());
+  EXPECT_TRUE(exists(*mount + "/cgroup.controllers")) << *mount;
+}
+
+TEST_F(CgroupTest, CloneIntoCgroupKillAndCleanup) {
+  std::string dir;
+  {
+    auto cg = SessionCgroup::create(name());
+    ASSERT_TRUE(cg.ok()) << cg.error().message();
+    dir = cg->path();
+    ASSERT_TRUE(exists(dir));
+    auto empty = cg->populated();
+    ASSERT_TRUE(empty.ok()) << empty.error().message();
+    EXPECT_FALSE(*empty);
+
+    clone_args args{};
+    args.flags = CLONE_INTO_CGROUP;
+    args.exit_signal = SIGCHLD;
+    args.cgroup = static_cast<uint64_t>(cg->dirFd());
+    long pid = syscall(SYS_clone3, &args, sizeof(args));
+    ASSERT_GE(pid, 0) << std::strerror(errno);
+    if (pid == 0) {
+      for (;;) pause();
+    }
+    auto pop = cg->populated();
+    ASSERT_TRUE(pop.ok());
+    EXPECT_TRUE(*pop);
+    EXPECT_EQ(dir.substr(dir.size() - cgroupOf(pid).size()), cgroupOf(pid));
+
+    ASSERT_TRUE(cg->kill().ok());
+    int status = waitStatus(static_cast<pid_t>(pid));
+    EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) << describeStatus(status);
+    pop = cg->populated();
+    ASSERT_TRUE(pop.ok());
+    EXPECT_FALSE(*pop);
+  }
+  EXPECT_FALSE(exists(dir)) << "destructor must rmdir " << dir;
+}
+
+TEST_F(CgroupTest, AddProcessAndDestructorKillsSurvivors) {
+  std::string dir;
+  pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    for (;;) pause();
+  }
+  {
+    auto cg = SessionCgroup::create(name());
+    ASSERT_TRUE(cg.ok()) << cg.error().message();
+    dir = cg->path();
+    ASSERT_TRUE(cg->addProcess(pid).ok());
+    auto pop = cg->populated();
+    ASSERT_TRUE(pop.ok());
+    EXPECT_TRUE(*pop);
+  }  // destructor: kill, wait for empty, rmdir
+  int status = waitStatus(pid);
+  EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) << describeStatus(status);
+  EXPECT_FALSE(exists(dir));
+}
+
+TEST_F(CgroupTest, PidsMaxWorksOrSaysWhy) {
+  auto cg = SessionCgroup::create(name());
+  ASSERT_TRUE(cg.ok()) << cg.error().message();
+  Status st = cg->setPidsMax(64);
+  if (!st.ok()) {
+    EXPECT_EQ(st.error().code, ENOTSUP) << st.error().message();
+    EXPECT_NE(st.error().context.find("pids controller"), std::string::npos);
+  } else {
+    std::ifstream in(cg->path() + "/pids.max");
+    std::string v;
+    in >> v;
+    EXPECT_EQ(v, "64");
+  }
+}
+
+TEST_F(CgroupTest, RejectsBadNames) {
+  EXPECT_FALSE(SessionCgroup::create("a/b").ok());
+  EXPECT_FALSE(SessionCgroup::create("..").ok());
+  EXPECT_FALSE(SessionCgroup::create("").ok());
+}
+
+TEST(CgroupOverrideTest, DisabledByEnv) {
+  setenv("SUPERVISE_TEST_DISABLE", "cgroup", 1);
+  auto mount = findCgroup2Mount();
+  unsetenv("SUPERVISE_TEST_DISABLE");
+  ASSERT_FALSE(mount.ok());
+  EXPECT_NE(mount.error().context.find("SUPERVISE_TEST_DISABLE"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace sv::tracer

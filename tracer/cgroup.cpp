@@ -1,0 +1,219 @@
+// cgroup v2 discovery and the per-session cgroup lifecycle.
+#include "tracer/cgroup.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <thread>
+#include <vector>
+
+#include "tracer/probe.h"
+
+namespace sv::tracer {
+namespace {
+
+// mountinfo escapes space, tab, newline and backslash as \ooo.
+std::string unescapeMountField(const std::string& s) {
+  std::string out;
+  for (size_t i = 0; i < s.size(); ++i) {
+    auto octal = [&](size_t j) { return s[j] >= '0' && s[j] <= '7'; };
+    if (s[i] == '\\' && i + 3 < s.size() && octal(i + 1) && octal(i + 2) && octal(i + 3)) {
+      out.push_back(static_cast<char>(std::strtol(s.substr(i + 1, 3).c_str(), nullptr, 8)));
+      i += 3;
+    } else {
+      out.push_back(s[i]);
+    }
+  }
+  return out;
+}
+
+Result<std::string> readSmallFile(const std::string& path) {
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd) return errnoError("open " + path);
+  std::string out;
+  char buf[4096];
+  for (;;) {
+    ssize_t n = ::read(fd.get(), buf, sizeof(buf));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return errnoError("read " + path);
+    if (n == 0) break;
+    out.append(buf, static_cast<size_t>(n));
+  }
+  return out;
+}
+
+Status writeFile(const std::string& path, std::string_view data) {
+  UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CLOEXEC));
+  if (!fd) return errnoError("open " + path);
+  ssize_t n = ::write(fd.get(), data.data(), data.size());
+  if (n < 0) return errnoError("write " + path);
+  if (static_cast<size_t>(n) != data.size()) return Error{EIO, "short write " + path};
+  return {};
+}
+
+struct Cgroup2Mount {
+  std::string mount_point;
+  std::string root;  // which directory of the hierarchy is mounted there
+};
+
+Result<Cgroup2Mount> findMount() {
+  if (testDisabled("cgroup")) return Error{ENOSYS, std::string("cgroup2 ") + kDisabledByTest};
+  std::ifstream in("/proc/self/mountinfo");
+  if (!in) return errnoError("open /proc/self/mountinfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    // id parent major:minor root mount-point options [optional...] - fstype source super
+    size_t sep = line.find(" - ");
+    if (sep == std::string::npos) continue;
+    std::istringstream tail(line.substr(sep + 3));
+    std::string fstype;
+    tail >> fstype;
+    if (fstype != "cgroup2") continue;
+    std::istringstream head(line.substr(0, sep));
+    std::string id, parent, devno, root, mount_point;
+    head >> id >> parent >> devno >> root >> mount_point;
+    return Cgroup2Mount{unescapeMountField(mount_point), unescapeMountField(root)};
+  }
+  return Error{ENOENT, "no cgroup2 filesystem in /proc/self/mountinfo"};
+}
+
+}  // namespace
+
+Result<std::string> findCgroup2Mount() {
+  auto m = findMount();
+  if (!m) return m.error();
+  return m->mount_point;
+}
+
+Result<std::string> ownCgroupPath() {
+  auto m = findMount();
+  if (!m) return m.error();
+  auto content = readSmallFile("/proc/self/cgroup");
+  if (!content) return content.error();
+  std::istringstream in(*content);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("0::", 0) != 0) continue;
+    std::string rel = line.substr(3);
+    // /proc/self/cgroup is relative to the hierarchy root; the mount may expose
+    // a subtree (containers): strip the mounted root's prefix.
+    if (m->root != "/" && rel.rfind(m->root, 0) == 0) rel = rel.substr(m->root.size());
+    if (rel.empty() || rel == "/") return m->mount_point;
+    return m->mount_point + rel;
+  }
+  return Error{ENOENT, "no cgroup v2 (\"0::\") line in /proc/self/cgroup"};
+}
+
+Result<SessionCgroup> SessionCgroup::create(std::string_view name) {
+  if (name.empty() || name.find('/') != std::string_view::npos || name == "." || name == "..") {
+    return Error{EINVAL, "session cgroup name must be a single path component"};
+  }
+  auto own = ownCgroupPath();
+  if (!own) return own.error();
+  std::string path = *own + "/" + std::string(name);
+  if (::mkdir(path.c_str(), 0755) != 0) {
+    int err = errno;
+    std::string why;
+    if (err == EACCES || err == EPERM || err == EROFS) {
+      why = " (the supervisor's cgroup " + *own +
+            " is not writable: run as root, or under a delegated cgroup, e.g. "
+            "systemd-run --user --scope -p Delegate=yes)";
+    }
+    return Error{err, "mkdir " + path + why};
+  }
+  UniqueFd dir(::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!dir) {
+    Error e = errnoError("open " + path);
+    ::rmdir(path.c_str());
+    return e;
+  }
+  return SessionCgroup(std::move(path), std::move(dir));
+}
+
+SessionCgroup::SessionCgroup(SessionCgroup&& other) noexcept
+    : path_(std::move(other.path_)), dir_(std::move(other.dir_)) {
+  other.path_.clear();
+}
+
+SessionCgroup& SessionCgroup::operator=(SessionCgroup&& other) noexcept {
+  if (this != &other) {
+    destroy();
+    path_ = std::move(other.path_);
+    dir_ = std::move(other.dir_);
+    other.path_.clear();
+  }
+  return *this;
+}
+
+SessionCgroup::~SessionCgroup() { destroy(); }
+
+void SessionCgroup::destroy() {
+  if (path_.empty()) return;
+  (void)kill();
+  // Killed processes leave the cgroup asynchronously (after exit, not reap).
+  for (int i = 0; i < 100; ++i) {
+    auto pop = populated();
+    if (!pop.ok() || !*pop) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  dir_.reset();
+  ::rmdir(path_.c_str());
+  path_.clear();
+}
+
+Status SessionCgroup::addProcess(pid_t pid) {
+  return writeFile(path_ + "/cgroup.procs", std::to_string(pid));
+}
+
+Status SessionCgroup::kill() {
+  Status st = writeFile(path_ + "/cgroup.kill", "1");
+  if (st.ok()) return st;
+  if (st.error().code != ENOENT) return st;
+  // No cgroup.kill (before 5.14): kill pid by pid until the list stays empty;
+  // a process may fork between our read and its death.
+  for (int round = 0; round < 100; ++round) {
+    auto procs = readSmallFile(path_ + "/cgroup.procs");
+    if (!procs) return procs.error();
+    std::istringstream in(*procs);
+    pid_t pid;
+    bool any = false;
+    while (in >> pid) {
+      any = true;
+      ::kill(pid, SIGKILL);
+    }
+    if (!any) return {};
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return Error{EBUSY, "cgroup " + path_ + " did not empty after repeated SIGKILL"};
+}
+
+Result<bool> SessionCgroup::populated() {
+  auto events = readSmallFile(path_ + "/cgroup.events");
+  if (!events) return events.error();
+  std::istringstream in(*events);
+  std::string key;
+  int value = 0;
+  while (in >> key >> value) {
+    if (key == "populated") return value != 0;
+  }
+  return Error{EINVAL, "no populated key in " + path_ + "/cgroup.events"};
+}
+
+Status SessionCgroup::setPidsMax(int max) {
+  std::string file = path_ + "/pids.max";
+  if (::access(file.c_str(), F_OK) != 0) {
+    return Error{ENOTSUP, "pids controller not enabled for " + path_ +
+                              " (not in the parent's cgroup.subtree_control; on hybrid hosts it "
+                              "may be bound to a v1 hierarchy)"};
+  }
+  return writeFile(file, max < 0 ? std::string("max") : std::to_string(max));
+}
+
+}  // namespace sv::tracer

@@ -1,0 +1,64 @@
+// Session cgroups: one cgroup v2 directory per supervised command tree.
+//
+// The cgroup is what makes "the tree" a kernel object: the cgroup socket BPF
+// programs attach to it, cgroup.kill ends every process in it at once (no
+// fork-race with a pid walk), and cgroup.events says when the last one is gone.
+// It is created below the supervisor's own cgroup (the "0::" line of
+// /proc/self/cgroup), so it works under systemd delegation and in containers.
+// None of these functions is async-signal-safe except where noted.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "common/result.h"
+#include "common/unique_fd.h"
+
+namespace sv::tracer {
+
+// The cgroup2 mount point from /proc/self/mountinfo (never hard-coded: hybrid
+// hosts mount it at /sys/fs/cgroup/unified). Fails with ENOENT when there is
+// no cgroup2 mount, ENOSYS when disabled by SUPERVISE_TEST_DISABLE=cgroup.
+Result<std::string> findCgroup2Mount();
+
+// The supervisor's own cgroup directory (absolute path under the mount).
+Result<std::string> ownCgroupPath();
+
+class SessionCgroup {
+ public:
+  // mkdir <own cgroup>/<name>. The error says why when the hierarchy is not
+  // writable (not root, no delegation, read-only /sys/fs/cgroup).
+  static Result<SessionCgroup> create(std::string_view name);
+
+  SessionCgroup(SessionCgroup&& other) noexcept;
+  SessionCgroup& operator=(SessionCgroup&& other) noexcept;
+  SessionCgroup(const SessionCgroup&) = delete;
+  SessionCgroup& operator=(const SessionCgroup&) = delete;
+  // Kills what is left, waits up to ~1 s for the cgroup to empty, rmdirs.
+  ~SessionCgroup();
+
+  const std::string& path() const { return path_; }
+  // O_RDONLY|O_DIRECTORY fd: for clone3(CLONE_INTO_CGROUP) and BPF cgroup attach.
+  int dirFd() const { return dir_.get(); }
+
+  // Moves `pid` in via cgroup.procs (when clone3 CLONE_INTO_CGROUP is not used).
+  Status addProcess(pid_t pid);
+
+  // SIGKILLs every process: cgroup.kill (5.14), else SIGKILL of each pid in
+  // cgroup.procs until it stays empty (a forking tree may add pids meanwhile).
+  Status kill();
+  // cgroup.events "populated": any live process in this cgroup or below.
+  Result<bool> populated();
+  // pids.max; fails with ENOTSUP and a reason when the pids controller is not
+  // enabled for this cgroup (e.g. bound to a v1 hierarchy on hybrid hosts).
+  Status setPidsMax(int max);
+
+ private:
+  SessionCgroup(std::string path, UniqueFd dir) : path_(std::move(path)), dir_(std::move(dir)) {}
+  void destroy();
+
+  std::string path_;
+  UniqueFd dir_;
+};
+
+}  // namespace sv::tracer

@@ -1,0 +1,45 @@
+// Host feature probe: what this kernel really lets the supervisor do.
+//
+// Every probe is a real attempt (install a user-notify filter in a throwaway
+// child, create a Landlock ruleset, create and kill a cgroup), never a kernel
+// version check: distributions backport and lock down features independently.
+// `supervise doctor` prints the result; the session uses it to choose backends
+// and to fail closed when a mechanism the policy needs is missing.
+//
+// Test override: the environment variable SUPERVISE_TEST_DISABLE holds a comma
+// separated list of features to pretend are missing: `landlock`,
+// `seccomp-notify`, `cgroup`, `bpf`. A disabled feature is reported as
+// "unavailable (disabled by SUPERVISE_TEST_DISABLE)" by probeHost() and by the
+// individual entry points (landlockAbi() returns 0, findCgroup2Mount() fails),
+// so fail-closed paths can be tested on a fully capable host.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace sv::tracer {
+
+struct HostFeatures {
+  bool seccomp_notify = false;      // filter with SECCOMP_FILTER_FLAG_NEW_LISTENER installs
+  bool notify_addfd = false;        // SECCOMP_IOCTL_NOTIF_ADDFD with SECCOMP_ADDFD_FLAG_SEND
+  bool notify_sync_wakeup = false;  // SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP accepted
+  int landlock_abi = 0;             // 0 = unavailable
+  std::string cgroup2_mount;        // empty = no cgroup2 hierarchy found
+  bool cgroup_kill = false;         // cgroup.kill works in a session cgroup
+  bool cgroup_writable = false;     // we can create a session cgroup below our own
+  std::vector<std::string> notes;   // one human-readable line per missing/odd feature
+};
+
+// Runs every probe. Forks a short-lived child (so: not async-signal-safe; call
+// it from normal context, before starting threads if possible). Takes a few ms.
+HostFeatures probeHost();
+
+// True when `feature` is listed in SUPERVISE_TEST_DISABLE. Not async-signal-safe
+// (getenv); call in the parent.
+bool testDisabled(std::string_view feature);
+
+// The text probes report for a feature disabled by the test override.
+inline constexpr const char* kDisabledByTest = "unavailable (disabled by SUPERVISE_TEST_DISABLE)";
+
+}  // namespace sv::tracer
