@@ -1,0 +1,204 @@
+// Reads process identity from /proc for audit events, with an LRU cache.
+//
+// Every read tolerates ENOENT/ESRCH (the process is gone) and EACCES (a
+// process in another user namespace) by leaving the field unknown: an audit
+// event with a partial process is better than no event.
+#include "supervisor/process_info.h"
+
+#include <fcntl.h>
+#include <limits.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <string_view>
+
+#include "common/unique_fd.h"
+
+namespace sv::supervisor {
+namespace {
+
+// argv can be huge (a linker command line); the audit event does not need
+// more than this. The cut is at a byte boundary, the encoder deals with UTF-8.
+constexpr size_t kMaxCmdlineBytes = 64 * 1024;
+
+bool readSmallFile(const std::string& path, std::string& out, size_t limit = kMaxCmdlineBytes) {
+  out.clear();
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY));
+  if (!fd) return false;
+  char buf[4096];
+  while (out.size() < limit) {
+    ssize_t n = ::read(fd.get(), buf, sizeof buf);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return false;  // ESRCH: the process exited while we were reading
+    }
+    if (n == 0) break;
+    out.append(buf, size_t(n));
+  }
+  if (out.size() > limit) out.resize(limit);
+  return true;
+}
+
+std::string readLink(const std::string& path) {
+  char buf[PATH_MAX];
+  ssize_t n = ::readlink(path.c_str(), buf, sizeof buf);
+  if (n < 0) return {};
+  return std::string(buf, size_t(n));
+}
+
+struct StatFields {
+  std::string comm;
+  int ppid = -1;
+  uint64_t start_time = 0;
+  bool ok = false;
+};
+
+// /proc/PID/stat: "pid (comm) state ppid ... starttime ...". comm may contain
+// spaces and parentheses, so fields are counted from the LAST ')'.
+StatFields parseStat(const std::string& s) {
+  StatFields f;
+  size_t open = s.find('(');
+  size_t close = s.rfind(')');
+  if (open == std::string::npos || close == std::string::npos || close < open) return f;
+  f.comm = s.substr(open + 1, close - open - 1);
+  // Tokens after ") ": index 0 is field 3 (state), so field N is index N-3.
+  std::string_view rest(s);
+  rest.remove_prefix(close + 1);
+  int index = -1;
+  size_t i = 0;
+  while (i < rest.size()) {
+    while (i < rest.size() && rest[i] == ' ') ++i;
+    size_t j = i;
+    while (j < rest.size() && rest[j] != ' ' && rest[j] != '\n') ++j;
+    if (j == i) break;
+    ++index;
+    std::string tok(rest.substr(i, j - i));
+    if (index == 4 - 3) f.ppid = std::atoi(tok.c_str());
+    if (index == 22 - 3) {
+      f.start_time = std::strtoull(tok.c_str(), nullptr, 10);
+      f.ok = true;
+      break;
+    }
+    i = j;
+  }
+  return f;
+}
+
+// "Uid:\t1000\t1000\t1000\t1000" → real, effective.
+void parseIds(const std::string& status, std::string_view key, uint32_t& real, uint32_t* eff) {
+  size_t pos = status.find(key);
+  if (pos == std::string::npos) return;
+  const char* p = status.c_str() + pos + key.size();
+  char* end = nullptr;
+  unsigned long r = std::strtoul(p, &end, 10);
+  if (end == p) return;
+  real = uint32_t(r);
+  if (eff) {
+    const char* q = end;
+    unsigned long e = std::strtoul(q, &end, 10);
+    if (end != q) *eff = uint32_t(e);
+  }
+}
+
+}  // namespace
+
+uint64_t readStartTime(int pid) {
+  std::string stat;
+  if (pid <= 0 || !readSmallFile("/proc/" + std::to_string(pid) + "/stat", stat, 4096)) return 0;
+  return parseStat(stat).start_time;
+}
+
+ProcessInfo readProcessInfo(int pid, int tid) {
+  ProcessInfo info;
+  info.pid = pid;
+  info.tid = tid > 0 ? tid : pid;
+  if (pid <= 0) return info;
+  const std::string proc = "/proc/" + std::to_string(pid);
+  const std::string task = proc + "/task/" + std::to_string(info.tid);
+  std::string buf;
+
+  if (readSmallFile(proc + "/stat", buf, 4096)) {
+    StatFields f = parseStat(buf);
+    if (f.ok) {
+      info.ppid = f.ppid;
+      info.start_time = f.start_time;
+      info.comm = f.comm;
+    }
+  }
+  // comm is per thread; fall back to the process's when the thread is gone.
+  if (info.tid != pid && readSmallFile(task + "/comm", buf, 64)) {
+    if (!buf.empty() && buf.back() == '\n') buf.pop_back();
+    info.comm = buf;
+  }
+  // Credentials are per thread too (setresuid in one thread via raw syscall).
+  if (readSmallFile(task + "/status", buf, 16 * 1024) ||
+      readSmallFile(proc + "/status", buf, 16 * 1024)) {
+    parseIds(buf, "\nUid:", info.uid, &info.euid);
+    parseIds(buf, "\nGid:", info.gid, nullptr);
+  }
+  if (readSmallFile(proc + "/cmdline", buf)) {
+    // NUL-separated, usually NUL-terminated; a process that rewrote its
+    // argv area may leave no terminator.
+    size_t start = 0;
+    while (start < buf.size()) {
+      size_t end = buf.find('\0', start);
+      if (end == std::string::npos) end = buf.size();
+      info.argv.emplace_back(buf, start, end - start);
+      start = end + 1;
+    }
+  }
+  info.exe = readLink(proc + "/exe");
+  info.cwd = readLink(task + "/cwd");
+  if (info.cwd.empty()) info.cwd = readLink(proc + "/cwd");
+  return info;
+}
+
+std::shared_ptr<const ProcessInfo> ProcessCache::lookup(int pid, int tid, uint64_t start_time) {
+  if (tid <= 0) tid = pid;
+  Key key{pid, tid};
+  auto it = map_.find(key);
+  if (it != map_.end()) {
+    uint64_t now = start_time ? start_time : readStartTime(pid);
+    // now == 0: the process is gone; the cached identity is the best we have
+    // for an event it produced just before exiting.
+    if (now == 0 || now == it->second->info->start_time) {
+      lru_.splice(lru_.begin(), lru_, it->second);
+      return it->second->info;
+    }
+    erase(it->second);  // pid reused by a different process
+  }
+  auto info = std::make_shared<ProcessInfo>(readProcessInfo(pid, tid));
+  ++reads_;
+  if (auto p = profiles_.find(pid); p != profiles_.end()) info->profile = p->second;
+  lru_.push_front(Entry{key, info});
+  map_[key] = lru_.begin();
+  while (map_.size() > capacity_) erase(std::prev(lru_.end()));
+  return info;
+}
+
+void ProcessCache::erase(List::iterator it) {
+  map_.erase(it->key);
+  lru_.erase(it);
+}
+
+void ProcessCache::invalidate(int pid) {
+  for (auto it = lru_.begin(); it != lru_.end();) {
+    auto next = std::next(it);
+    if (it->key.pid == pid) erase(it);
+    it = next;
+  }
+}
+
+void ProcessCache::forget(int pid) {
+  invalidate(pid);
+  profiles_.erase(pid);
+}
+
+void ProcessCache::setProfile(int pid, std::string profile) {
+  for (auto& e : lru_) {
+    if (e.key.pid == pid) e.info->profile = profile;
+  }
+  profiles_[pid] = std::move(profile);
+}
+
+}  // namespace sv::supervisor

@@ -1,0 +1,146 @@
+// readProcessInfo() and ProcessCache against real processes.
+#include <limits.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "supervisor/process_info.h"
+
+namespace sv::supervisor {
+namespace {
+
+std::string readLinkOrEmpty(const std::string& path) {
+  char buf[PATH_MAX];
+  ssize_t n = readlink(path.c_str(), buf, sizeof buf);
+  return n < 0 ? std::string() : std::string(buf, size_t(n));
+}
+
+std::string realPath(const char* p) {
+  char buf[PATH_MAX];
+  return realpath(p, buf) ? buf : "";
+}
+
+// A child running `sleep 30` in /tmp; killed and reaped on destruction.
+class SleepChild {
+ public:
+  SleepChild() {
+    pid_ = fork();
+    if (pid_ == 0) {
+      if (chdir("/tmp") != 0) _exit(126);
+      execl("/bin/sleep", "sleep", "30", static_cast<char*>(nullptr));
+      _exit(127);
+    }
+    // Wait until the exec happened, so /proc shows sleep and not our copy.
+    const std::string want = realPath("/bin/sleep");
+    for (int i = 0; i < 200 && readLinkOrEmpty("/proc/" + std::to_string(pid_) + "/exe") != want;
+         ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+  }
+  ~SleepChild() {
+    kill(pid_, SIGKILL);
+    waitpid(pid_, nullptr, 0);
+  }
+  pid_t pid() const { return pid_; }
+
+ private:
+  pid_t pid_;
+};
+
+TEST(ProcessInfoTest, ReadsTheTestProcessItself) {
+  ProcessInfo p = readProcessInfo(getpid(), gettid());
+  EXPECT_EQ(p.pid, getpid());
+  EXPECT_EQ(p.tid, gettid());
+  EXPECT_EQ(p.ppid, getppid());
+  EXPECT_GT(p.start_time, 0u);
+  EXPECT_EQ(p.uid, getuid());
+  EXPECT_EQ(p.euid, geteuid());
+  EXPECT_EQ(p.gid, getgid());
+  EXPECT_EQ(p.exe, readLinkOrEmpty("/proc/self/exe"));
+  char cwd[PATH_MAX];
+  ASSERT_NE(getcwd(cwd, sizeof cwd), nullptr);
+  EXPECT_EQ(p.cwd, cwd);
+  EXPECT_EQ(p.argv, ::testing::internal::GetArgvs());
+  EXPECT_FALSE(p.comm.empty());
+  EXPECT_EQ(p.start_time, readStartTime(getpid()));
+}
+
+TEST(ProcessInfoTest, ReadsAnotherProcess) {
+  SleepChild child;
+  ProcessInfo p = readProcessInfo(child.pid(), 0);
+  EXPECT_EQ(p.pid, child.pid());
+  EXPECT_EQ(p.tid, child.pid());
+  EXPECT_EQ(p.ppid, getpid());
+  EXPECT_EQ(p.comm, "sleep");
+  EXPECT_EQ(p.exe, realPath("/bin/sleep"));
+  EXPECT_EQ(p.cwd, "/tmp");
+  EXPECT_EQ(p.argv, (std::vector<std::string>{"sleep", "30"}));
+}
+
+TEST(ProcessInfoTest, DeadPidLeavesFieldsEmpty) {
+  pid_t pid = fork();
+  if (pid == 0) _exit(0);
+  ASSERT_GT(pid, 0);
+  ASSERT_EQ(waitpid(pid, nullptr, 0), pid);  // reaped: /proc/<pid> is gone
+  ProcessInfo p = readProcessInfo(pid, pid);
+  EXPECT_EQ(p.pid, pid);
+  EXPECT_EQ(p.ppid, -1);
+  EXPECT_EQ(p.start_time, 0u);
+  EXPECT_EQ(p.uid, ProcessInfo::kUnknownId);
+  EXPECT_TRUE(p.comm.empty());
+  EXPECT_TRUE(p.exe.empty());
+  EXPECT_TRUE(p.cwd.empty());
+  EXPECT_TRUE(p.argv.empty());
+  EXPECT_EQ(readStartTime(pid), 0u);
+}
+
+TEST(ProcessCacheTest, HitsInvalidatesAndDetectsReuse) {
+  SleepChild child;
+  ProcessCache cache(4);
+  auto a = cache.lookup(child.pid(), 0);
+  auto b = cache.lookup(child.pid(), child.pid());
+  EXPECT_EQ(a.get(), b.get());
+  EXPECT_EQ(cache.reads(), 1u);
+  // A known start time makes the hit free; a different one means pid reuse.
+  auto c = cache.lookup(child.pid(), 0, a->start_time);
+  EXPECT_EQ(c.get(), a.get());
+  auto d = cache.lookup(child.pid(), 0, a->start_time + 1);
+  EXPECT_NE(d.get(), a.get());
+  EXPECT_EQ(cache.reads(), 2u);
+  EXPECT_EQ(a->argv, (std::vector<std::string>{"sleep", "30"}));  // still valid after eviction
+
+  cache.invalidate(child.pid());  // exec
+  EXPECT_EQ(cache.size(), 0u);
+  cache.setProfile(child.pid(), "git");
+  auto e = cache.lookup(child.pid(), 0);
+  EXPECT_EQ(e->profile, "git");
+  EXPECT_EQ(cache.reads(), 3u);
+  cache.setProfile(child.pid(), "ssh");
+  EXPECT_EQ(e->profile, "ssh");
+  cache.forget(child.pid());
+  EXPECT_EQ(cache.lookup(child.pid(), 0)->profile, "");
+}
+
+TEST(ProcessCacheTest, EvictsLeastRecentlyUsed) {
+  SleepChild c1, c2, c3;
+  ProcessCache cache(2);
+  cache.lookup(c1.pid(), 0);
+  cache.lookup(c2.pid(), 0);
+  cache.lookup(c1.pid(), 0);  // c1 now most recent
+  cache.lookup(c3.pid(), 0);  // evicts c2
+  EXPECT_EQ(cache.size(), 2u);
+  EXPECT_EQ(cache.reads(), 3u);
+  cache.lookup(c1.pid(), 0);
+  EXPECT_EQ(cache.reads(), 3u);
+  cache.lookup(c2.pid(), 0);
+  EXPECT_EQ(cache.reads(), 4u);
+}
+
+}  // namespace
+}  // namespace sv::supervisor
