@@ -233,6 +233,11 @@ class NetFilterTest : public ::testing::Test {
       if (!enterNetns(net_.hostNs()) || listenOn(kHostV4, kHostPort, &host_port) < 0 ||
           listenOn(kHostV6, kHostPort, &host_port) < 0 || !enterNetns(net_.childNs()))
         _exit(90);
+      // Let ping sockets exist in C (a per-namespace sysctl), so that the
+      // refusal seen is the policy's and not ping_group_range's EACCES.
+      int sysctl = open("/proc/sys/net/ipv4/ping_group_range", O_WRONLY | O_CLOEXEC);
+      if (sysctl < 0 || write(sysctl, "0 2147483647", 12) != 12) _exit(95);
+      close(sysctl);
       if (listenOn("127.0.0.1", 0, &env.lo4_port) < 0) _exit(91);
       if (listenOn("::1", 0, &env.lo6_port) < 0) _exit(92);
       env.preopened = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
