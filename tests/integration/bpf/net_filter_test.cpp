@@ -180,6 +180,17 @@ int udpSend(const std::string& addr, uint16_t port) {
   return rc;
 }
 
+// TCP Fast Open: connect and first data in one sendto(MSG_FASTOPEN).
+int tcpFastOpen(const std::string& addr, uint16_t port) {
+  socklen_t len;
+  sockaddr_storage ss = sockAddr(addr, port, &len);
+  int fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return errno;
+  int rc = sendto(fd, "x", 1, MSG_FASTOPEN, reinterpret_cast<sockaddr*>(&ss), len) >= 0 ? 0 : errno;
+  close(fd);
+  return rc;
+}
+
 int openSocket(int family, int type, int protocol) {
   int fd = socket(family, type | SOCK_CLOEXEC, protocol);
   if (fd < 0) return errno;
@@ -297,9 +308,10 @@ TEST_F(NetFilterTest, LocalhostModeAllowsLoopbackOnly) {
         openSocket(AF_INET6, SOCK_DGRAM, IPPROTO_ICMPV6),        // 10 ping socket
         openSocket(AF_UNIX, SOCK_STREAM, 0),                     // 11
         udpSend(kHostV6, 53),                                    // 12
+        tcpFastOpen(kHostV4, kHostPort),                         // 13
     };
   });
-  ASSERT_EQ(r.size(), 13u);
+  ASSERT_EQ(r.size(), 14u);
   EXPECT_EQ(r[0], 0) << strerror(r[0]);
   EXPECT_EQ(r[1], 0) << strerror(r[1]);
   EXPECT_EQ(r[2], 0) << strerror(r[2]);
@@ -315,6 +327,7 @@ TEST_F(NetFilterTest, LocalhostModeAllowsLoopbackOnly) {
   // inet_create/inet6_create. The seccomp filter owns that (docs/network.md).
   EXPECT_EQ(r[11], 0) << strerror(r[11]);
   EXPECT_EQ(r[12], EPERM) << strerror(r[12]);
+  EXPECT_EQ(r[13], EPERM) << strerror(r[13]);  // TFO passes the connect hook too
 
   auto evs = childEvents();
   EXPECT_EQ(filter_->droppedEvents(), 0u);
