@@ -38,7 +38,7 @@ static_assert(static_cast<int>(policy::NetworkMode::None) == SV_NET_MODE_NONE &&
 static_assert(kNetRuleNone == SV_NET_RULE_NONE && kNetAllow == SV_NET_ALLOW &&
                   kNetDeny == SV_NET_DENY && kNetOpSockCreate == SV_NET_OP_SOCK_CREATE &&
                   kNetReasonRawSocket == SV_NET_REASON_RAW_SOCKET &&
-                  kNetFlagUnspec == SV_NET_EVENT_F_UNSPEC,
+                  kNetFlagUnspec == SV_NET_EVENT_F_UNSPEC && kNetFlagAudit == SV_NET_EVENT_F_AUDIT,
               "C++ mirrors of the ABI constants");
 
 struct SkelDeleter {
@@ -252,6 +252,7 @@ Result<NetFilter> NetFilter::load(const policy::NetworkPlan& plan, int cgroup_fd
   ro->sv_net_mode = static_cast<uint32_t>(plan.mode);
   ro->sv_net_deny_events_only = options.deny_events_only ? 1 : 0;
   ro->sv_net_allow_raw = options.allow_raw_sockets ? 1 : 0;
+  ro->sv_net_audit_only = options.audit_only ? 1 : 0;
   // The helper's availability differs by program type and kernel; the
   // programs skip the call when told it is missing (pid reported as 0).
   ro->sv_net_pid_in_sock_addr =

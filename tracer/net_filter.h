@@ -43,11 +43,13 @@ inline constexpr uint8_t kNetOpConnect = 1, kNetOpSendmsg = 2, kNetOpSockCreate 
 inline constexpr uint8_t kNetReasonRule = 0, kNetReasonNoMatch = 1, kNetReasonModeAll = 2,
                          kNetReasonModeNone = 3, kNetReasonRawSocket = 4;
 inline constexpr uint8_t kNetFlagUnspec = 0x1;  // 0.0.0.0 / :: judged as loopback
+inline constexpr uint8_t kNetFlagAudit = 0x2;   // deny reported, not enforced (audit_only)
 inline constexpr uint32_t kNetRuleNone = 0xffffffffu;
 
 struct NetFilterOptions {
   bool deny_events_only = false;   // report only denials
-  bool allow_raw_sockets = false;  // SOCK_RAW, AF_PACKET, ICMP ping sockets
+  bool allow_raw_sockets = false;  // SOCK_RAW and ICMP ping sockets
+  bool audit_only = false;         // report would-deny decisions, enforce nothing
 };
 
 class NetFilter {

@@ -106,6 +106,12 @@ static __always_inline void sv_net_judge(const struct sv_net_lpm_key *key, __u16
 	}
 }
 
+/* The program's return value: 1 lets the syscall proceed, 0 fails it with EPERM. */
+static __always_inline int sv_net_verdict_ret(const struct sv_net_verdict *v)
+{
+	return (v->decision == SV_NET_ALLOW || sv_net_audit_only) ? 1 : 0;
+}
+
 static __always_inline void sv_net_count(__u32 stat)
 {
 	__u64 *c = bpf_map_lookup_elem(&sv_net_stats, &stat);
@@ -149,6 +155,8 @@ static __always_inline void sv_net_emit(__u8 op, const struct sv_net_verdict *v,
 	e->sock_type = sock_type;
 	e->reason = v->reason;
 	e->flags = v->flags;
+	if (sv_net_audit_only && v->decision == SV_NET_DENY)
+		e->flags |= SV_NET_EVENT_F_AUDIT;
 	e->_pad = 0;
 	if (key)
 		__builtin_memcpy(e->addr, key->addr, sizeof(e->addr));

@@ -13,6 +13,9 @@
 const volatile __u32 sv_net_mode = SV_NET_MODE_NONE;
 /* @brief Report only denials (audit volume control). */
 const volatile __u32 sv_net_deny_events_only = 0;
+/* @brief Audit only: decide and report as usual, but let every syscall through
+ * (policy `mode: audit`; denials carry SV_NET_EVENT_F_AUDIT). */
+const volatile __u32 sv_net_audit_only = 0;
 /* @brief Allow SOCK_RAW, AF_PACKET and ICMP ping sockets. */
 const volatile __u32 sv_net_allow_raw = 0;
 /* @brief Set by the loader when bpf_get_current_pid_tgid is callable from the

@@ -28,7 +28,7 @@ static __always_inline int sv_net_check4(struct bpf_sock_addr *ctx, __u8 op)
 	sv_net_judge(&key, port, &v);
 	sv_net_emit(op, &v, SV_AF_INET, ctx->type, ctx->protocol, port, &key,
 		    sv_net_pid_in_sock_addr);
-	return v.decision == SV_NET_ALLOW ? 1 : 0;
+	return sv_net_verdict_ret(&v);
 }
 
 static __always_inline int sv_net_check6(struct bpf_sock_addr *ctx, __u8 op)
@@ -43,7 +43,7 @@ static __always_inline int sv_net_check6(struct bpf_sock_addr *ctx, __u8 op)
 	sv_net_judge(&key, port, &v);
 	sv_net_emit(op, &v, SV_AF_INET6, ctx->type, ctx->protocol, port, &key,
 		    sv_net_pid_in_sock_addr);
-	return v.decision == SV_NET_ALLOW ? 1 : 0;
+	return sv_net_verdict_ret(&v);
 }
 
 SEC("cgroup/connect4")
@@ -100,5 +100,5 @@ int sock_create(struct bpf_sock *ctx)
 	}
 	sv_net_emit(SV_NET_OP_SOCK_CREATE, &v, family, type, protocol, 0, NULL,
 		    sv_net_pid_in_sock);
-	return v.decision == SV_NET_ALLOW ? 1 : 0;
+	return sv_net_verdict_ret(&v);
 }

@@ -58,6 +58,7 @@ enum sv_net_reason {
 
 /* Flags in sv_net_event.flags. */
 #define SV_NET_EVENT_F_UNSPEC 0x1 /* destination was 0.0.0.0 / ::, judged as loopback */
+#define SV_NET_EVENT_F_AUDIT 0x2  /* audit-only load: a deny was reported, not enforced */
 
 /* Key of the sv_net_allow LPM trie: the address in IPv4-mapped IPv6 form
  * (::ffff:a.b.c.d for IPv4), prefixlen counted over those 128 bits. */

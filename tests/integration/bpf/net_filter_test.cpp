@@ -447,7 +447,8 @@ TEST_F(NetFilterTest, AllowlistCidrPortAllowsOnlyThatPort) {
   // The /32 entry is more specific: the LPM trie returns it alone, so the
   // loader must fold the /24's port into it for :8080 to stay allowed.
   plan.entries = {entry("198.51.100.0", 96 + 24, kHostPort, kHostPort, "net.testhost"),
-                  entry("198.51.100.1", 128, 9000, 9001, "net.narrow")};
+                  entry("198.51.100.1", 128, 9000, 9001, "net.narrow"),
+                  entry("2001:db8:5::", 64, kHostPort, kHostPort, "net.testhost6")};
   load(plan);
   auto r = runChild([](const ChildEnv& env) {
     return std::vector<int>{
@@ -458,9 +459,13 @@ TEST_F(NetFilterTest, AllowlistCidrPortAllowsOnlyThatPort) {
         udpSend(kHostV4, kHostPort),           // 4 allowed
         udpSend(kHostV4, kHostPort + 1),       // 5 denied
         tcpConnect("198.51.100.2", 9000),      // 6 /32 does not cover .2
+        tcpConnect(kHostV6, kHostPort),        // 7 allowed by the /64
+        tcpConnect(kHostV6, kHostPort + 1),    // 8 denied
     };
   });
-  ASSERT_EQ(r.size(), 7u);
+  ASSERT_EQ(r.size(), 9u);
+  EXPECT_EQ(r[7], 0) << strerror(r[7]);
+  EXPECT_EQ(r[8], EPERM) << strerror(r[8]);
   EXPECT_EQ(r[0], 0) << strerror(r[0]);
   EXPECT_EQ(r[1], EPERM) << strerror(r[1]);
   EXPECT_EQ(r[2], ECONNREFUSED) << strerror(r[2]);
@@ -521,6 +526,24 @@ TEST_F(NetFilterTest, AllModeWithDenyEventsOnlyReportsNothingForAllows) {
   ASSERT_EQ(evs.size(), 1u);
   EXPECT_EQ(evs[0].op, kNetOpSockCreate);
   EXPECT_EQ(evs[0].decision, kNetDeny);
+}
+
+TEST_F(NetFilterTest, AuditOnlyReportsWouldDenyAndEnforcesNothing) {
+  load(localhostPlan(), NetFilterOptions{.audit_only = true});
+  auto r = runChild([](const ChildEnv&) {
+    return std::vector<int>{tcpConnect(kHostV4, kHostPort), tcpConnect(kHostV4, kHostPort + 1),
+                            openSocket(AF_INET, SOCK_RAW, IPPROTO_ICMP)};
+  });
+  ASSERT_EQ(r.size(), 3u);
+  EXPECT_EQ(r[0], 0) << strerror(r[0]);
+  EXPECT_EQ(r[1], ECONNREFUSED) << strerror(r[1]);  // reached the test host: not enforced
+  EXPECT_EQ(r[2], 0) << strerror(r[2]);
+  auto evs = childEvents();
+  ASSERT_EQ(evs.size(), 3u);
+  for (const auto& ev : evs) {
+    EXPECT_EQ(ev.decision, kNetDeny);
+    EXPECT_TRUE(ev.flags & kNetFlagAudit);
+  }
 }
 
 TEST_F(NetFilterTest, ExceptionFromCallbackIsRethrownAfterDrain) {
