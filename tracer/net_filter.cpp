@@ -152,14 +152,12 @@ struct NetFilter::State {
     std::sort(all.begin(), all.end());
     all.erase(std::unique(all.begin(), all.end()), all.end());
     if (all.size() > SV_NET_MAX_PORT_RANGES) {
-      return Error{E2BIG, "network allowlist: more than " +
-                              std::to_string(SV_NET_MAX_PORT_RANGES) +
+      return Error{E2BIG, "network allowlist: more than " + std::to_string(SV_NET_MAX_PORT_RANGES) +
                               " port ranges apply to one address block"};
     }
     sv_net_allow_value v{};
     v.count = static_cast<uint32_t>(all.size());
-    for (size_t i = 0; i < all.size(); ++i)
-      v.ranges[i] = {all[i].lo, all[i].hi, all[i].rule_index};
+    for (size_t i = 0; i < all.size(); ++i) v.ranges[i] = {all[i].lo, all[i].hi, all[i].rule_index};
     return v;
   }
 
@@ -255,12 +253,10 @@ Result<NetFilter> NetFilter::load(const policy::NetworkPlan& plan, int cgroup_fd
   ro->sv_net_audit_only = options.audit_only ? 1 : 0;
   // The helper's availability differs by program type and kernel; the
   // programs skip the call when told it is missing (pid reported as 0).
-  ro->sv_net_pid_in_sock_addr =
-      libbpf_probe_bpf_helper(BPF_PROG_TYPE_CGROUP_SOCK_ADDR, BPF_FUNC_get_current_pid_tgid,
-                              nullptr) > 0;
-  ro->sv_net_pid_in_sock =
-      libbpf_probe_bpf_helper(BPF_PROG_TYPE_CGROUP_SOCK, BPF_FUNC_get_current_pid_tgid,
-                              nullptr) > 0;
+  ro->sv_net_pid_in_sock_addr = libbpf_probe_bpf_helper(BPF_PROG_TYPE_CGROUP_SOCK_ADDR,
+                                                        BPF_FUNC_get_current_pid_tgid, nullptr) > 0;
+  ro->sv_net_pid_in_sock = libbpf_probe_bpf_helper(BPF_PROG_TYPE_CGROUP_SOCK,
+                                                   BPF_FUNC_get_current_pid_tgid, nullptr) > 0;
 
   if (int err = sv_net__load(s->skel.get()); err != 0)
     return Error{-err, "load BPF programs sv_net" + logTail(s->log)};
@@ -275,8 +271,8 @@ Result<NetFilter> NetFilter::load(const policy::NetworkPlan& plan, int cgroup_fd
     Link link(bpf_program__attach_cgroup(prog, cgroup_fd));
     if (!link) {
       int err = ptrError<bpf_link>(nullptr);
-      return Error{err, std::string("attach ") + bpf_program__name(prog) + " to cgroup" +
-                            logTail(s->log)};
+      return Error{
+          err, std::string("attach ") + bpf_program__name(prog) + " to cgroup" + logTail(s->log)};
     }
     s->links.push_back(std::move(link));
   }
@@ -422,8 +418,8 @@ Result<bool> probeCgroupSockAddr(std::string* detail) {
       {.code = BPF_JMP | BPF_EXIT, .dst_reg = 0, .src_reg = 0, .off = 0, .imm = 0},
   };
   LIBBPF_OPTS(bpf_prog_load_opts, opts, .expected_attach_type = BPF_CGROUP_INET4_CONNECT);
-  UniqueFd prog(bpf_prog_load(BPF_PROG_TYPE_CGROUP_SOCK_ADDR, "sv_probe_conn4", "GPL", insns, 2,
-                              &opts));
+  UniqueFd prog(
+      bpf_prog_load(BPF_PROG_TYPE_CGROUP_SOCK_ADDR, "sv_probe_conn4", "GPL", insns, 2, &opts));
   if (!prog) {
     if (detail) *detail = std::string("BPF_PROG_LOAD cgroup/connect4: ") + std::strerror(errno);
     return false;

@@ -29,7 +29,7 @@ struct NetEvent {
   uint32_t rule_index = 0;
   uint32_t pid = 0, tgid = 0;  // init pid namespace; 0 when the kernel lacks the helper
   uint8_t family = 0, protocol = 0, op = 0;
-  uint16_t port = 0;  // host byte order
+  uint16_t port = 0;   // host byte order
   policy::Ip6 addr{};  // IPv4-mapped IPv6 form
   uint8_t sock_type = 0;
   uint8_t reason = 0;  // kNetReason*

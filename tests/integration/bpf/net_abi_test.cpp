@@ -1,13 +1,13 @@
 // The network ABI header compiles as C++ with the layout the BPF side asserts,
 // and the skeleton's compiled-in map types match it (BTF of the object).
+#include "shared/net_abi.h"
+
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
 #include <gtest/gtest.h>
 
 #include <cstddef>
 
-#include <bpf/btf.h>
-#include <bpf/libbpf.h>
-
-#include "shared/net_abi.h"
 #include "sv_net.skel.h"
 
 namespace {

@@ -6,6 +6,8 @@
 // (198.51.100.1 / 2001:db8:5::1 on a veth, no default route); the child runs
 // in a second namespace on the other end of the veth, so even a policy bug can
 // reach nothing but that test host.
+#include "tracer/net_filter.h"
+
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -21,8 +23,6 @@
 #include <cstring>
 #include <string>
 #include <vector>
-
-#include "tracer/net_filter.h"
 
 namespace sv::tracer {
 namespace {
@@ -277,8 +277,8 @@ class NetFilterTest : public ::testing::Test {
     return out;
   }
 
-  static const NetEvent* find(const std::vector<NetEvent>& evs, uint8_t op,
-                              const std::string& addr, uint16_t port) {
+  static const NetEvent* find(const std::vector<NetEvent>& evs, uint8_t op, const std::string& addr,
+                              uint16_t port) {
     Ip6 want = ip(addr);
     for (const auto& e : evs)
       if (e.op == op && e.addr == want && e.port == port) return &e;
@@ -295,20 +295,20 @@ TEST_F(NetFilterTest, LocalhostModeAllowsLoopbackOnly) {
   load(localhostPlan());
   auto r = runChild([](const ChildEnv& env) {
     return std::vector<int>{
-        tcpConnect("127.0.0.1", env.lo4_port),                   // 0
-        tcpConnect("::1", env.lo6_port),                         // 1
-        tcpConnect("::ffff:127.0.0.1", env.lo4_port, AF_INET6),  // 2
-        tcpConnect(kHostV4, kHostPort),                          // 3
-        tcpConnect(kHostV6, kHostPort),                          // 4
-        udpSend(kHostV4, 53),                                    // 5
-        udpSend("127.0.0.1", 9),                                 // 6
-        tcpConnect("0.0.0.0", env.lo4_port),                     // 7
+        tcpConnect("127.0.0.1", env.lo4_port),                              // 0
+        tcpConnect("::1", env.lo6_port),                                    // 1
+        tcpConnect("::ffff:127.0.0.1", env.lo4_port, AF_INET6),             // 2
+        tcpConnect(kHostV4, kHostPort),                                     // 3
+        tcpConnect(kHostV6, kHostPort),                                     // 4
+        udpSend(kHostV4, 53),                                               // 5
+        udpSend("127.0.0.1", 9),                                            // 6
+        tcpConnect("0.0.0.0", env.lo4_port),                                // 7
         tcpConnect("::ffff:" + std::string(kHostV4), kHostPort, AF_INET6),  // 8
-        openSocket(AF_INET, SOCK_RAW, IPPROTO_ICMP),             // 9
-        openSocket(AF_INET6, SOCK_DGRAM, IPPROTO_ICMPV6),        // 10 ping socket
-        openSocket(AF_UNIX, SOCK_STREAM, 0),                     // 11
-        udpSend(kHostV6, 53),                                    // 12
-        tcpFastOpen(kHostV4, kHostPort),                         // 13
+        openSocket(AF_INET, SOCK_RAW, IPPROTO_ICMP),                        // 9
+        openSocket(AF_INET6, SOCK_DGRAM, IPPROTO_ICMPV6),                   // 10 ping socket
+        openSocket(AF_UNIX, SOCK_STREAM, 0),                                // 11
+        udpSend(kHostV6, 53),                                               // 12
+        tcpFastOpen(kHostV4, kHostPort),                                    // 13
     };
   });
   ASSERT_EQ(r.size(), 14u);
@@ -398,10 +398,10 @@ TEST_F(NetFilterTest, NoneModeRefusesEvenLoopback) {
   load(plan);
   auto r = runChild([](const ChildEnv&) {
     return std::vector<int>{
-        openSocket(AF_INET, SOCK_STREAM, 0),   // 0
-        openSocket(AF_INET6, SOCK_DGRAM, 0),   // 1
-        openSocket(AF_UNIX, SOCK_STREAM, 0),   // 2
-        openSocket(AF_UNIX, SOCK_DGRAM, 0),    // 3
+        openSocket(AF_INET, SOCK_STREAM, 0),  // 0
+        openSocket(AF_INET6, SOCK_DGRAM, 0),  // 1
+        openSocket(AF_UNIX, SOCK_STREAM, 0),  // 2
+        openSocket(AF_UNIX, SOCK_DGRAM, 0),   // 3
     };
   });
   ASSERT_EQ(r.size(), 4u);
@@ -452,15 +452,15 @@ TEST_F(NetFilterTest, AllowlistCidrPortAllowsOnlyThatPort) {
   load(plan);
   auto r = runChild([](const ChildEnv& env) {
     return std::vector<int>{
-        tcpConnect(kHostV4, kHostPort),        // 0 allowed, listener
-        tcpConnect(kHostV4, kHostPort + 1),    // 1 denied
-        tcpConnect(kHostV4, 9000),             // 2 allowed by /32, nobody listens
-        tcpConnect("127.0.0.1", env.lo4_port), // 3 loopback not listed
-        udpSend(kHostV4, kHostPort),           // 4 allowed
-        udpSend(kHostV4, kHostPort + 1),       // 5 denied
-        tcpConnect("198.51.100.2", 9000),      // 6 /32 does not cover .2
-        tcpConnect(kHostV6, kHostPort),        // 7 allowed by the /64
-        tcpConnect(kHostV6, kHostPort + 1),    // 8 denied
+        tcpConnect(kHostV4, kHostPort),         // 0 allowed, listener
+        tcpConnect(kHostV4, kHostPort + 1),     // 1 denied
+        tcpConnect(kHostV4, 9000),              // 2 allowed by /32, nobody listens
+        tcpConnect("127.0.0.1", env.lo4_port),  // 3 loopback not listed
+        udpSend(kHostV4, kHostPort),            // 4 allowed
+        udpSend(kHostV4, kHostPort + 1),        // 5 denied
+        tcpConnect("198.51.100.2", 9000),       // 6 /32 does not cover .2
+        tcpConnect(kHostV6, kHostPort),         // 7 allowed by the /64
+        tcpConnect(kHostV6, kHostPort + 1),     // 8 denied
     };
   });
   ASSERT_EQ(r.size(), 9u);
