@@ -190,9 +190,13 @@ Result<std::vector<sock_filter>> buildSeccompFilter(const policy::SeccompPlan& p
 
   // personality(): only PER_LINUX (0) and the query value 0xffffffff. Other
   // personas (READ_IMPLIES_EXEC, ADDR_NO_RANDOMIZE, ...) weaken the process.
-  {
-    scmp_arg_cmp range[] = {SCMP_A0_32(SCMP_CMP_GT, 0), SCMP_A0_32(SCMP_CMP_LT, 0xffffffffU)};
-    SV_TRY(addRule(c, SCMP_ACT_ERRNO(EPERM), Sys{"personality", __NR_personality}, 2, range));
+  // libseccomp 2.5 allows one comparison per argument and rule, so "x != 0 &&
+  // x != ~0" is written as a union: any value other than all-zeros/all-ones
+  // has some bit i that is 0 while bit i+1 (cyclically) is 1.
+  for (unsigned i = 0; i < 32; ++i) {
+    uint32_t lo = 1U << i, hi = 1U << ((i + 1) % 32);
+    scmp_arg_cmp cmp = SCMP_A0_32(SCMP_CMP_MASKED_EQ, lo | hi, hi);
+    SV_TRY(addRule(c, SCMP_ACT_ERRNO(EPERM), Sys{"personality", __NR_personality}, 1, &cmp));
   }
 
   const Sys kOpen{"open", __NR_open};

@@ -44,15 +44,15 @@ Result<size_t> readTargetMemory(pid_t pid, uint64_t addr, void* buf, size_t len)
 Result<size_t> readTargetString(pid_t pid, uint64_t addr, char* buf, size_t cap) {
   if (cap == 0) return Error{EINVAL, "readTargetString: zero capacity"};
   size_t done = 0;
-  while (done < cap - 1) {
+  while (done < cap) {
     // Never cross a page boundary in one read: a string that ends right before
     // an unmapped page would otherwise fail as a whole.
     uint64_t cur = addr + done;
     size_t chunk = kPageSize - (cur % kPageSize);
-    if (chunk > cap - 1 - done) chunk = cap - 1 - done;
+    if (chunk > cap - done) chunk = cap - done;
     ssize_t n = readOnce(pid, cur, buf + done, chunk);
     if (n <= 0) {
-      buf[done] = '\0';
+      buf[done < cap ? done : cap - 1] = '\0';
       return Error{n < 0 ? errno : EFAULT, "process_vm_readv string"};
     }
     if (void* nul = std::memchr(buf + done, '\0', static_cast<size_t>(n))) {

@@ -23,7 +23,7 @@ Result<size_t> readTargetMemory(pid_t pid, uint64_t addr, void* buf, size_t len)
 // Reads a NUL-terminated string at `addr` into `buf` (capacity `cap`, >= 1).
 // Reads page by page so a string ending just before an unmapped page is still
 // read. Returns its length (without NUL; buf is NUL-terminated). ENAMETOOLONG
-// when no NUL within cap - 1 bytes, EFAULT when the string runs into unmapped
+// when no NUL within the first cap bytes, EFAULT when the string runs into unmapped
 // memory.
 Result<size_t> readTargetString(pid_t pid, uint64_t addr, char* buf, size_t cap);
 

@@ -3,11 +3,13 @@
 #include "tracer/seccomp_filter.h"
 
 #include <asm/unistd.h>
+#include <fcntl.h>
 #include <linux/io_uring.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/personality.h>
 #include <sys/ptrace.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 
 #include "test_util.h"
