@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -59,8 +60,19 @@ struct CompiledPolicy {
   LandlockPlan landlock;
   SeccompPlan seccomp;
   NetworkPlan network;  // base profile
+  // Per profile: the profile's own entries first, then the base ones, with the
+  // profile's mode (or the base mode when the profile sets none).
+  std::map<std::string, NetworkPlan> profile_network;
 };
 
+// Landlock cannot express globs or deny-inside-allow, and a Landlock domain
+// can only be narrowed, never widened, on exec. So the Landlock plan is the
+// union over the base policy and every profile (the floor no process of the
+// tree can leave); deny globs and per-profile narrowing are left to the
+// seccomp user-notify path and the Engine. See docs/policy.md.
 CompiledPolicy compile(const Policy& policy);
+
+// A stable, line-oriented rendering for golden tests and `explain --compiled`.
+std::string toText(const CompiledPolicy& compiled);
 
 }  // namespace sv::policy

@@ -18,6 +18,20 @@
 namespace sv::policy {
 
 enum class Operation { Read, Write, Exec, Connect };
+
+// Addresses learnt for the host names of network.allow entries (from the DNS
+// answers the supervised tree received, or resolved at session start). The
+// supervisor owns one and passes it in each connect Request; lookups do not
+// allocate.
+class ResolvedHosts {
+ public:
+  void add(std::string_view host, const Ip6& ip);
+  bool contains(std::string_view host, const Ip6& ip) const;
+  void clear() { entries_.clear(); }
+
+ private:
+  std::vector<std::pair<std::string, Ip6>> entries_;  // host lower-cased
+};
 enum class Verdict { Allow, Deny };
 
 struct Request {
@@ -29,6 +43,7 @@ struct Request {
   Ip6 ip{};
   uint16_t port = 0;
   std::string_view host;
+  const ResolvedHosts* resolved_hosts = nullptr;  // optional, see ResolvedHosts
 };
 
 struct Decision {
@@ -76,5 +91,9 @@ inline constexpr std::string_view kDefaultDenyExec = "default-deny-exec";
 inline constexpr std::string_view kDefaultDenyConnect = "default-deny-connect";
 inline constexpr std::string_view kAllowAll = "network-all";
 inline constexpr std::string_view kAllowLoopback = "network-loopback";
+inline constexpr std::string_view kDenyNetworkNone = "network-none";
+
+std::string_view toString(Verdict v);
+std::string_view toString(Operation op);
 
 }  // namespace sv::policy

@@ -4,7 +4,13 @@
 // `*`, `?` and `[...]` never match `/`; `**` as a whole component matches zero
 // or more components; a leading `.` is matched like any other character
 // (dotfiles are not special: `.env*` must catch `.env.local`). A pattern that
-// ends in `/` or is a directory root matches everything below it ("prefix").
+// ends in `/`, or one compiled with `prefix` (roots, deny rules), matches the
+// path itself and everything below it, like a gitignore entry naming a
+// directory. `\x` matches `x` literally.
+//
+// Matching is iterative with a single restart point per level (components,
+// then characters inside a component), so it runs in O(|pattern| * |path|)
+// without recursion or backtracking blow-up, and it does not allocate.
 #pragma once
 
 #include <string>
@@ -19,7 +25,13 @@ class Glob {
   // 0-based, in *error_column) when the pattern is malformed (unterminated `[`,
   // `**` inside a component, empty class).
   static bool compile(std::string_view pattern, Glob* out, std::string* error,
-                      int* error_column = nullptr);
+                      int* error_column = nullptr, bool prefix = false);
+
+  // Checks the syntax of a pattern (absolute or not) without compiling it.
+  static bool checkSyntax(std::string_view pattern, std::string* error, int* error_column);
+
+  // Matches one path component against one pattern component (no `/`).
+  static bool matchComponent(std::string_view pattern, std::string_view name);
 
   // True when `path` (absolute, normal) matches. `prefix` globs (roots) also
   // match every path below them.
@@ -31,6 +43,7 @@ class Glob {
   const std::string& literalPrefix() const { return literal_prefix_; }
   // True when the pattern has no wildcards (a plain path or root).
   bool isLiteral() const { return literal_; }
+  bool isPrefix() const { return prefix_; }
 
  private:
   std::string pattern_;

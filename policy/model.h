@@ -111,6 +111,10 @@ struct Policy {
   ExecRules exec;
   NetworkRules network;  // mode always set in the base policy
   std::map<std::string, Profile> profiles;
+  // The built-in system paths (presets.cpp): readable, resp. writable, under
+  // every preset. Kept apart from the user's roots so `explain` can say so.
+  std::vector<PathRule> system_read;
+  std::vector<PathRule> system_write;
   std::vector<std::string> keep_capabilities;  // e.g. "CAP_NET_BIND_SERVICE"
   AuditSettings audit;
 };

@@ -1,0 +1,150 @@
+// compile(): Policy → Landlock rules, seccomp plan, network plan (see compile.h).
+//
+// Landlock only knows "this access right beneath this directory", so every
+// root becomes one rule on its literal path, and globs (deny rules, exec.allow
+// patterns) contribute their literal leading directory at most. The output is
+// sorted and deduplicated so golden tests can pin it.
+#include "policy/compile.h"
+
+#include <algorithm>
+#include <sstream>
+#include <tuple>
+
+#include "policy/engine.h"
+
+namespace sv::policy {
+namespace {
+
+using RuleMap = std::map<std::string, LandlockRule>;
+
+void addRule(RuleMap& rules, const std::string& path, bool read, bool write, bool exec) {
+  LandlockRule& r = rules[path];
+  r.path = path;
+  r.read |= read;
+  r.write |= write;
+  r.exec |= exec;
+}
+
+void addRoots(RuleMap& rules, const std::vector<PathRule>& roots, bool write, bool exec) {
+  for (const auto& r : roots) addRule(rules, r.glob.literalPrefix(), true, write, exec);
+}
+
+const char* modeName(NetworkMode m) {
+  switch (m) {
+    case NetworkMode::None: return "none";
+    case NetworkMode::Localhost: return "localhost";
+    case NetworkMode::Allowlist: return "allowlist";
+    case NetworkMode::All: return "all";
+  }
+  return "?";
+}
+
+void addNetRules(NetworkPlan& plan, const std::vector<NetRule>& rules) {
+  for (const auto& r : rules) {
+    if (r.cidr) {
+      plan.entries.push_back({*r.cidr, r.port_lo, r.port_hi, r.id});
+    } else {
+      std::string ports = r.port_lo == r.port_hi
+                              ? std::to_string(r.port_lo)
+                              : std::to_string(r.port_lo) + "-" + std::to_string(r.port_hi);
+      plan.hosts.push_back(r.host + ":" + ports);
+    }
+  }
+}
+
+void finishNet(NetworkPlan& plan) {
+  if (plan.mode == NetworkMode::None || plan.mode == NetworkMode::All) {
+    plan.entries.clear();  // the mode decides alone; entries would never fire
+    plan.hosts.clear();
+  }
+  if (plan.mode == NetworkMode::Localhost) {
+    std::string err;
+    plan.entries.push_back({*Cidr::parse("127.0.0.0/8", &err), 0, 65535, std::string(kAllowLoopback)});
+    plan.entries.push_back({*Cidr::parse("::1/128", &err), 0, 65535, std::string(kAllowLoopback)});
+  }
+  auto key = [](const NetEntry& e) {
+    return std::tie(e.cidr.addr, e.cidr.prefix_len, e.port_lo, e.port_hi, e.rule_id);
+  };
+  std::sort(plan.entries.begin(), plan.entries.end(),
+            [&](const NetEntry& a, const NetEntry& b) { return key(a) < key(b); });
+  plan.entries.erase(std::unique(plan.entries.begin(), plan.entries.end()), plan.entries.end());
+  std::sort(plan.hosts.begin(), plan.hosts.end());
+  plan.hosts.erase(std::unique(plan.hosts.begin(), plan.hosts.end()), plan.hosts.end());
+}
+
+}  // namespace
+
+CompiledPolicy compile(const Policy& policy) {
+  CompiledPolicy out;
+
+  // exec: when no exec.allow list exists anywhere, whatever is readable may be
+  // executed, so readable roots carry EXECUTE. Otherwise only the literal
+  // directories of the exec.allow patterns do (a superset of the globs: the
+  // Engine narrows it on the user-notify exec path).
+  bool narrowed = !policy.exec.allow.empty();
+  RuleMap rules;
+  addRoots(rules, policy.filesystem.readable_roots, false, !narrowed);
+  addRoots(rules, policy.filesystem.writable_roots, true, !narrowed);
+  addRoots(rules, policy.system_read, false, !narrowed);
+  addRoots(rules, policy.system_write, true, false);
+  for (const auto& r : policy.exec.allow) addRule(rules, r.glob.literalPrefix(), false, false, true);
+  for (const auto& [_, prof] : policy.profiles) {
+    addRoots(rules, prof.filesystem.readable_roots, false, !narrowed);
+    addRoots(rules, prof.filesystem.writable_roots, true, !narrowed);
+    for (const auto& r : prof.exec.allow) addRule(rules, r.glob.literalPrefix(), false, false, true);
+  }
+  for (auto& [_, r] : rules) out.landlock.rules.push_back(r);
+
+  bool deny_read = !policy.filesystem.deny_read.empty();
+  bool exec_rules = !policy.exec.allow.empty() || !policy.exec.deny.empty() ||
+                    !policy.exec.switches.empty();
+  for (const auto& [_, prof] : policy.profiles) {
+    deny_read = deny_read || !prof.filesystem.deny_read.empty();
+    exec_rules = exec_rules || !prof.exec.allow.empty() || !prof.exec.deny.empty() ||
+                 !prof.exec.switches.empty();
+  }
+  out.seccomp.notify_write_opens = true;
+  out.seccomp.notify_read_opens = deny_read;
+  out.seccomp.notify_exec = exec_rules || policy.audit.level != AuditLevel::Deny;
+  out.seccomp.allow_user_namespaces = false;
+
+  out.network.mode = policy.network.mode.value_or(NetworkMode::Localhost);
+  addNetRules(out.network, policy.network.allow);
+  finishNet(out.network);
+  for (const auto& [name, prof] : policy.profiles) {
+    NetworkPlan plan;
+    plan.mode = prof.network.mode.value_or(out.network.mode);
+    addNetRules(plan, prof.network.allow);
+    addNetRules(plan, policy.network.allow);
+    finishNet(plan);
+    out.profile_network[name] = std::move(plan);
+  }
+  return out;
+}
+
+std::string toText(const CompiledPolicy& c) {
+  std::ostringstream o;
+  o << "landlock scope_abstract_unix=" << c.landlock.scope_abstract_unix
+    << " scope_signal=" << c.landlock.scope_signal << "\n";
+  for (const auto& r : c.landlock.rules) {
+    o << "  " << (r.read ? 'r' : '-') << (r.write ? 'w' : '-') << (r.exec ? 'x' : '-') << " "
+      << r.path << "\n";
+  }
+  o << "seccomp notify_write_opens=" << c.seccomp.notify_write_opens
+    << " notify_read_opens=" << c.seccomp.notify_read_opens
+    << " notify_exec=" << c.seccomp.notify_exec
+    << " allow_user_namespaces=" << c.seccomp.allow_user_namespaces << "\n";
+  auto net = [&](const std::string& label, const NetworkPlan& n) {
+    o << label << " mode=" << modeName(n.mode) << "\n";
+    for (const auto& e : n.entries) {
+      o << "  " << e.cidr.toString() << " ports " << e.port_lo << "-" << e.port_hi << " "
+        << e.rule_id << "\n";
+    }
+    for (const auto& h : n.hosts) o << "  host " << h << "\n";
+  };
+  net("network", c.network);
+  for (const auto& [name, n] : c.profile_network) net("network[" + name + "]", n);
+  return o.str();
+}
+
+}  // namespace sv::policy

@@ -1,0 +1,309 @@
+// Engine: decisions and explanations (see engine.h).
+//
+// decide() and explain() share one evaluation routine parameterised by a
+// tracer: decide() passes none, so the hot path only walks vectors and
+// compares string_views; explain() records every rule it considers.
+#include "policy/engine.h"
+
+#include <algorithm>
+
+namespace sv::policy {
+namespace {
+
+bool iequals(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (std::tolower(static_cast<unsigned char>(a[i])) !=
+        std::tolower(static_cast<unsigned char>(b[i])))
+      return false;
+  }
+  return true;
+}
+
+constexpr std::string_view kReasonDefaultRead = "not under any readable root";
+constexpr std::string_view kReasonDefaultWrite = "not under any writable root";
+constexpr std::string_view kReasonDefaultExec = "not allowed by exec rules";
+constexpr std::string_view kReasonDefaultConnect = "destination not in network.allow";
+constexpr std::string_view kReasonNone = "network.mode is none";
+constexpr std::string_view kReasonAll = "network.mode is all";
+constexpr std::string_view kReasonLoopback = "loopback is allowed in network.mode localhost";
+
+// Collects explain steps; a null tracer records nothing (decide()).
+struct Tracer {
+  std::vector<Step>* steps = nullptr;
+  void add(std::string_view id, std::string desc, bool matched) {
+    if (steps) steps->push_back({std::string(id), std::move(desc), matched});
+  }
+  bool on() const { return steps != nullptr; }
+};
+
+const char* scopeName(const Profile* prof) { return prof ? "profile" : "base"; }
+
+const PathRule* firstMatch(const std::vector<PathRule>& rules, std::string_view path,
+                           Tracer& t, const char* what, const Profile* prof) {
+  for (const auto& r : rules) {
+    bool m = r.glob.matches(path);
+    if (t.on()) {
+      t.add(r.id,
+            std::string(scopeName(prof)) + (prof ? " " + prof->name : "") + " " + what + " " +
+                r.glob.pattern() + (m ? " matches" : " does not match"),
+            m);
+    }
+    if (m) return &r;
+  }
+  return nullptr;
+}
+
+Decision fromRule(Verdict v, const PathRule& r) { return {v, r.id, r.reason}; }
+
+const Profile* findProfile(const Policy& p, std::string_view name) {
+  if (name.empty()) return nullptr;
+  auto it = p.profiles.find(std::string(name));  // explain/test path only allocates here
+  return it == p.profiles.end() ? nullptr : &it->second;
+}
+
+// Allocation-free lookup for the hot path.
+const Profile* findProfileNoAlloc(const Policy& p, std::string_view name) {
+  if (name.empty()) return nullptr;
+  for (const auto& [k, v] : p.profiles) {
+    if (k == name) return &v;
+  }
+  return nullptr;
+}
+
+Decision decideRead(const Policy& p, const Profile* prof, std::string_view path, Tracer& t) {
+  if (prof) {
+    if (auto* r = firstMatch(prof->filesystem.deny_read, path, t, "denyRead", prof))
+      return fromRule(Verdict::Deny, *r);
+    if (auto* r = firstMatch(prof->filesystem.readable_roots, path, t, "readableRoot", prof))
+      return fromRule(Verdict::Allow, *r);
+    if (auto* r = firstMatch(prof->filesystem.writable_roots, path, t, "writableRoot", prof))
+      return fromRule(Verdict::Allow, *r);
+  }
+  if (auto* r = firstMatch(p.filesystem.deny_read, path, t, "denyRead", nullptr))
+    return fromRule(Verdict::Deny, *r);
+  if (auto* r = firstMatch(p.filesystem.readable_roots, path, t, "readableRoot", nullptr))
+    return fromRule(Verdict::Allow, *r);
+  if (auto* r = firstMatch(p.filesystem.writable_roots, path, t, "writableRoot", nullptr))
+    return fromRule(Verdict::Allow, *r);
+  if (auto* r = firstMatch(p.system_read, path, t, "system read path", nullptr))
+    return fromRule(Verdict::Allow, *r);
+  t.add(kDefaultDenyRead, "no rule allows reading", true);
+  return {Verdict::Deny, kDefaultDenyRead, kReasonDefaultRead};
+}
+
+Decision decideWrite(const Policy& p, const Profile* prof, std::string_view path, Tracer& t) {
+  if (prof) {
+    if (auto* r = firstMatch(prof->filesystem.deny_write, path, t, "denyWrite", prof))
+      return fromRule(Verdict::Deny, *r);
+    if (auto* r = firstMatch(prof->filesystem.writable_roots, path, t, "writableRoot", prof))
+      return fromRule(Verdict::Allow, *r);
+  }
+  if (auto* r = firstMatch(p.filesystem.deny_write, path, t, "denyWrite", nullptr))
+    return fromRule(Verdict::Deny, *r);
+  if (auto* r = firstMatch(p.filesystem.writable_roots, path, t, "writableRoot", nullptr))
+    return fromRule(Verdict::Allow, *r);
+  if (auto* r = firstMatch(p.system_write, path, t, "system write path", nullptr))
+    return fromRule(Verdict::Allow, *r);
+  t.add(kDefaultDenyWrite, "no rule allows writing", true);
+  return {Verdict::Deny, kDefaultDenyWrite, kReasonDefaultWrite};
+}
+
+Decision decideExec(const Policy& p, const Profile* prof, std::string_view path, Tracer& t) {
+  if (prof) {
+    if (auto* r = firstMatch(prof->exec.deny, path, t, "exec.deny", prof))
+      return fromRule(Verdict::Deny, *r);
+    if (auto* r = firstMatch(prof->exec.allow, path, t, "exec.allow", prof))
+      return fromRule(Verdict::Allow, *r);
+  }
+  if (auto* r = firstMatch(p.exec.deny, path, t, "exec.deny", nullptr))
+    return fromRule(Verdict::Deny, *r);
+  if (!p.exec.allow.empty()) {
+    if (auto* r = firstMatch(p.exec.allow, path, t, "exec.allow", nullptr))
+      return fromRule(Verdict::Allow, *r);
+    t.add(kDefaultDenyExec, "exec.allow is set and nothing in it matches", true);
+    return {Verdict::Deny, kDefaultDenyExec, kReasonDefaultExec};
+  }
+  t.add("", "exec.allow is empty: anything readable may be executed", false);
+  Decision read = decideRead(p, prof, path, t);
+  if (read.verdict == Verdict::Allow) return read;
+  t.add(kDefaultDenyExec, "not readable, so not executable", true);
+  return {Verdict::Deny, kDefaultDenyExec, kReasonDefaultExec};
+}
+
+bool isLoopback(const Ip6& ip) {
+  static const Ip6 kV6Loopback = [] {
+    Ip6 a{};
+    a[15] = 1;
+    return a;
+  }();
+  if (ip == kV6Loopback) return true;
+  // ::ffff:127.0.0.0/104
+  for (int i = 0; i < 10; ++i) {
+    if (ip[i] != 0) return false;
+  }
+  return ip[10] == 0xff && ip[11] == 0xff && ip[12] == 127;
+}
+
+const NetRule* netMatch(const std::vector<NetRule>& rules, const Request& req, Tracer& t,
+                        const Profile* prof) {
+  for (const auto& r : rules) {
+    bool port_ok = req.port >= r.port_lo && req.port <= r.port_hi;
+    bool addr_ok = false;
+    if (r.cidr) {
+      addr_ok = r.cidr->contains(req.ip);
+    } else {
+      addr_ok = (!req.host.empty() && iequals(req.host, r.host)) ||
+                (req.resolved_hosts && req.resolved_hosts->contains(r.host, req.ip));
+    }
+    bool m = port_ok && addr_ok;
+    if (t.on()) {
+      t.add(r.id,
+            std::string(scopeName(prof)) + (prof ? " " + prof->name : "") + " network.allow " +
+                r.spec + (m ? " matches" : addr_ok ? " (port outside range)" : " does not match"),
+            m);
+    }
+    if (m) return &r;
+  }
+  return nullptr;
+}
+
+Decision decideConnect(const Policy& p, const Profile* prof, const Request& req, Tracer& t) {
+  NetworkMode mode = p.network.mode.value_or(NetworkMode::Localhost);
+  if (prof && prof->network.mode) mode = *prof->network.mode;
+  if (mode == NetworkMode::None) {
+    t.add(kDenyNetworkNone, "network.mode is none", true);
+    return {Verdict::Deny, kDenyNetworkNone, kReasonNone};
+  }
+  if (mode == NetworkMode::All) {
+    t.add(kAllowAll, "network.mode is all", true);
+    return {Verdict::Allow, kAllowAll, kReasonAll};
+  }
+  if (prof) {
+    if (auto* r = netMatch(prof->network.allow, req, t, prof)) return {Verdict::Allow, r->id, r->reason};
+  }
+  if (auto* r = netMatch(p.network.allow, req, t, nullptr)) return {Verdict::Allow, r->id, r->reason};
+  if (mode == NetworkMode::Localhost) {
+    bool lo = isLoopback(req.ip);
+    t.add(kAllowLoopback, lo ? "destination is loopback" : "destination is not loopback", lo);
+    if (lo) return {Verdict::Allow, kAllowLoopback, kReasonLoopback};
+  }
+  t.add(kDefaultDenyConnect, "no network rule allows this destination", true);
+  return {Verdict::Deny, kDefaultDenyConnect, kReasonDefaultConnect};
+}
+
+Decision evaluate(const Policy& p, const Profile* prof, const Request& req, Tracer& t) {
+  switch (req.op) {
+    case Operation::Read: return decideRead(p, prof, req.path, t);
+    case Operation::Write: return decideWrite(p, prof, req.path, t);
+    case Operation::Exec: return decideExec(p, prof, req.path, t);
+    case Operation::Connect: return decideConnect(p, prof, req, t);
+  }
+  return {Verdict::Deny, kDefaultDenyRead, kReasonDefaultRead};
+}
+
+std::string quote(std::string_view s) { return "\"" + std::string(s) + "\""; }
+
+const PathRule* findPathRule(const Policy& p, std::string_view id) {
+  auto scan = [&](const std::vector<PathRule>& v) -> const PathRule* {
+    for (const auto& r : v)
+      if (r.id == id) return &r;
+    return nullptr;
+  };
+  auto scanFs = [&](const FilesystemRules& fs, const ExecRules& ex) -> const PathRule* {
+    for (auto* v : {&fs.deny_read, &fs.deny_write, &ex.deny})
+      if (auto* r = scan(*v)) return r;
+    return nullptr;
+  };
+  if (auto* r = scanFs(p.filesystem, p.exec)) return r;
+  for (const auto& [_, prof] : p.profiles)
+    if (auto* r = scanFs(prof.filesystem, prof.exec)) return r;
+  return nullptr;
+}
+
+std::string suggestionFor(const Policy& p, const Request& req, const Decision& d,
+                          std::string_view profile) {
+  if (d.verdict == Verdict::Allow) return "";
+  std::string scope = profile.empty() ? "" : "profiles." + std::string(profile) + ".";
+  if (d.rule_id == kDefaultDenyRead) return "add " + quote(req.path) + " to " + scope + "filesystem.readableRoots";
+  if (d.rule_id == kDefaultDenyWrite) return "add " + quote(req.path) + " to " + scope + "filesystem.writableRoots";
+  if (d.rule_id == kDefaultDenyExec) {
+    if (!p.exec.allow.empty()) return "add " + quote(req.path) + " to " + scope + "exec.allow";
+    return "add " + quote(req.path) + " to " + scope + "filesystem.readableRoots";
+  }
+  std::string dest = !req.host.empty() ? std::string(req.host) : ipToString(req.ip);
+  if (dest.find(':') != std::string::npos) dest = "[" + dest + "]";
+  dest += ":" + std::to_string(req.port);
+  if (d.rule_id == kDenyNetworkNone) {
+    return "set " + scope + "network.mode to \"allowlist\" and add " + quote(dest) + " to " + scope +
+           "network.allow";
+  }
+  if (d.rule_id == kDefaultDenyConnect) return "add " + quote(dest) + " to " + scope + "network.allow";
+  if (auto* r = findPathRule(p, d.rule_id)) {
+    std::string where = r->origin.file;
+    if (r->origin.line) where += ":" + std::to_string(r->origin.line);
+    return "rule " + quote(r->id) + " (" + where + ") denies this; remove it or narrow its pattern " +
+           quote(r->pattern) + (profile.empty() ? ", or allow it in a profile" : "");
+  }
+  return "rule " + quote(d.rule_id) + " denies this";
+}
+
+}  // namespace
+
+std::string_view toString(Verdict v) { return v == Verdict::Allow ? "allow" : "deny"; }
+
+std::string_view toString(Operation op) {
+  switch (op) {
+    case Operation::Read: return "read";
+    case Operation::Write: return "write";
+    case Operation::Exec: return "exec";
+    case Operation::Connect: return "connect";
+  }
+  return "?";
+}
+
+void ResolvedHosts::add(std::string_view host, const Ip6& ip) {
+  std::string h(host);
+  for (char& c : h) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (const auto& e : entries_)
+    if (e.first == h && e.second == ip) return;
+  entries_.emplace_back(std::move(h), ip);
+}
+
+bool ResolvedHosts::contains(std::string_view host, const Ip6& ip) const {
+  for (const auto& e : entries_) {
+    if (e.second == ip && iequals(e.first, host)) return true;
+  }
+  return false;
+}
+
+Engine::Engine(std::shared_ptr<const Policy> policy) : policy_(std::move(policy)) {}
+
+Decision Engine::decide(const Request& request) const {
+  Tracer none;
+  return evaluate(*policy_, findProfileNoAlloc(*policy_, request.profile), request, none);
+}
+
+Explanation Engine::explain(const Request& request) const {
+  Explanation e;
+  Tracer t{&e.chain};
+  const Profile* prof = findProfile(*policy_, request.profile);
+  if (!request.profile.empty() && !prof) {
+    t.add("", "unknown profile " + quote(request.profile) + ": using the base policy", false);
+  }
+  e.decision = evaluate(*policy_, prof, request, t);
+  e.suggestion = suggestionFor(*policy_, request, e.decision, prof ? request.profile : "");
+  return e;
+}
+
+std::string_view Engine::profileAfterExec(std::string_view current, std::string_view path) const {
+  if (const Profile* prof = findProfileNoAlloc(*policy_, current)) {
+    for (const auto& s : prof->exec.switches)
+      if (s.glob.matches(path)) return s.profile;
+  }
+  for (const auto& s : policy_->exec.switches)
+    if (s.glob.matches(path)) return s.profile;
+  return current;
+}
+
+}  // namespace sv::policy

@@ -1,0 +1,52 @@
+// load(): policy text in, a validated, resolved Policy (or diagnostics) out.
+//
+// Layers, lowest first: a preset, the policy files, `-o key=value` overrides,
+// then the SUPERVISE_* environment. Scalars replace, lists concatenate
+// (`-o key=value` on a list replaces it, `-o key+=value` appends). Every
+// problem is reported at once, each with file:line:col. Pure: the caller
+// reads files, the environment, the cwd and $HOME and passes them in.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "policy/model.h"
+
+namespace sv::policy {
+
+struct Diagnostic {
+  std::string file;
+  int line = 0, column = 0;  // 1-based; 0 when not from a file (overrides, env)
+  std::string message;
+  bool warning = false;
+  // "file:line:col: error: message" ("file: warning: message" without a line).
+  std::string format() const;
+};
+
+struct PolicySource {
+  std::string name;  // shown in diagnostics
+  std::string text;
+};
+
+struct LoadRequest {
+  std::string preset = "code-sandbox";  // or "none" for an empty base
+  std::vector<PolicySource> files;
+  std::vector<std::string> overrides;  // "key=value", "key+=value"
+  std::map<std::string, std::string> env;  // SUPERVISE_MODE, SUPERVISE_NETWORK, SUPERVISE_PRESET
+  std::string workspace;  // absolute; relative rules are resolved against it
+  std::string home;       // for `~`
+};
+
+struct LoadResult {
+  std::shared_ptr<const Policy> policy;  // null when there are errors
+  std::vector<Diagnostic> diagnostics;   // errors and warnings, in report order
+  bool ok() const;
+  size_t errorCount() const;
+};
+
+// Parses, merges, validates and resolves. Never throws.
+LoadResult load(const LoadRequest& request);
+
+}  // namespace sv::policy

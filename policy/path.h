@@ -1,0 +1,22 @@
+// Lexical path normalisation shared by the policy loader and the supervisor.
+//
+// Policy rules and the paths read from syscalls must be compared in one
+// canonical form, so both sides call normalizePath(). It is purely lexical
+// (no symlink resolution, no syscalls): `.`, `..`, repeated `/` and trailing
+// `/` are folded; `..` at the root stays at the root, as the kernel does.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace sv::policy {
+
+// Returns the absolute, lexically normal form of `p`. A relative `p` is taken
+// relative to `cwd` (which should itself be absolute; a relative cwd is
+// treated as relative to `/`).
+std::string normalizePath(std::string_view cwd, std::string_view p);
+
+// True when `path` equals `root` or lies below it (both absolute, normal).
+bool isUnder(std::string_view path, std::string_view root);
+
+}  // namespace sv::policy

@@ -1,0 +1,21 @@
+// Built-in presets and the system path lists every preset shares.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace sv::policy {
+
+// The embedded JSON text of a preset ("code-sandbox", "audit-only", "strict"),
+// parsed by the same parser as a policy file under the name "preset:<name>".
+std::optional<std::string_view> presetText(std::string_view name);
+std::vector<std::string> presetNames();
+
+// Paths readable under every preset (ids "system-read:<path>").
+const std::vector<std::string_view>& systemReadPaths();
+// Device paths writable under every preset (ids "system-write:<path>").
+const std::vector<std::string_view>& systemWritePaths();
+
+}  // namespace sv::policy
