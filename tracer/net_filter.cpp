@@ -128,6 +128,48 @@ struct Range {
 
 using EntryKey = std::pair<policy::Ip6, int>;  // (masked address, prefix_len)
 
+// The value the trie holds for `key`: its own ranges plus those of every
+// less specific entry that contains it, because LPM returns one match only.
+Result<sv_net_allow_value> foldedValue(const std::map<EntryKey, std::vector<Range>>& entries,
+                                       const EntryKey& key) {
+  std::vector<Range> all;
+  for (const auto& [k, ranges] : entries) {
+    if (k.second <= key.second && prefixContains(k.first, k.second, key.first))
+      all.insert(all.end(), ranges.begin(), ranges.end());
+  }
+  std::sort(all.begin(), all.end());
+  all.erase(std::unique(all.begin(), all.end()), all.end());
+  if (all.size() > SV_NET_MAX_PORT_RANGES) {
+    return Error{E2BIG, "network allowlist: more than " + std::to_string(SV_NET_MAX_PORT_RANGES) +
+                            " port ranges apply to one address block"};
+  }
+  sv_net_allow_value v{};
+  v.count = static_cast<uint32_t>(all.size());
+  for (size_t i = 0; i < all.size(); ++i) v.ranges[i] = {all[i].lo, all[i].hi, all[i].rule_index};
+  return v;
+}
+
+// Plan entries → rule id table and per-block port ranges (unfolded).
+Status collectEntries(const policy::NetworkPlan& plan, std::vector<std::string>& rule_ids,
+                      std::map<EntryKey, std::vector<Range>>& entries) {
+  std::map<std::string, uint32_t> index_of;
+  for (const auto& e : plan.entries) {
+    if (e.cidr.prefix_len < 0 || e.cidr.prefix_len > 128 || e.port_lo > e.port_hi)
+      return Error{EINVAL, "network allowlist: bad entry " + e.rule_id};
+    auto [it, fresh] = index_of.emplace(e.rule_id, static_cast<uint32_t>(rule_ids.size()));
+    if (fresh) rule_ids.push_back(e.rule_id);
+    EntryKey key{maskTo(e.cidr.addr, e.cidr.prefix_len), e.cidr.prefix_len};
+    auto& ranges = entries[key];
+    Range r{e.port_lo, e.port_hi, it->second};
+    if (std::find(ranges.begin(), ranges.end(), r) == ranges.end()) ranges.push_back(r);
+  }
+  for (const auto& [key, ranges] : entries) {
+    auto value = foldedValue(entries, key);
+    if (!value.ok()) return value.error();
+  }
+  return {};
+}
+
 }  // namespace
 
 struct NetFilter::State {
@@ -141,25 +183,7 @@ struct NetFilter::State {
   const std::function<void(const NetEvent&)>* on_event = nullptr;
   std::exception_ptr pending;
 
-  // The value the trie holds for `key`: its own ranges plus those of every
-  // less specific entry that contains it, because LPM returns one match only.
-  Result<sv_net_allow_value> folded(const EntryKey& key) const {
-    std::vector<Range> all;
-    for (const auto& [k, ranges] : entries) {
-      if (k.second <= key.second && prefixContains(k.first, k.second, key.first))
-        all.insert(all.end(), ranges.begin(), ranges.end());
-    }
-    std::sort(all.begin(), all.end());
-    all.erase(std::unique(all.begin(), all.end()), all.end());
-    if (all.size() > SV_NET_MAX_PORT_RANGES) {
-      return Error{E2BIG, "network allowlist: more than " + std::to_string(SV_NET_MAX_PORT_RANGES) +
-                              " port ranges apply to one address block"};
-    }
-    sv_net_allow_value v{};
-    v.count = static_cast<uint32_t>(all.size());
-    for (size_t i = 0; i < all.size(); ++i) v.ranges[i] = {all[i].lo, all[i].hi, all[i].rule_index};
-    return v;
-  }
+  Result<sv_net_allow_value> folded(const EntryKey& key) const { return foldedValue(entries, key); }
 
   // Writes `key` and every more specific entry under it (their folded value
   // may include key's ranges now).
@@ -228,19 +252,7 @@ Result<NetFilter> NetFilter::load(const policy::NetworkPlan& plan, int cgroup_fd
   s->mode = plan.mode;
 
   // Allowlist image first: a bad plan fails before touching the kernel.
-  std::map<std::string, uint32_t> index_of;
-  for (const auto& e : plan.entries) {
-    if (e.cidr.prefix_len < 0 || e.cidr.prefix_len > 128 || e.port_lo > e.port_hi)
-      return Error{EINVAL, "network allowlist: bad entry " + e.rule_id};
-    auto [it, fresh] = index_of.emplace(e.rule_id, static_cast<uint32_t>(s->rule_ids.size()));
-    if (fresh) s->rule_ids.push_back(e.rule_id);
-    EntryKey key{maskTo(e.cidr.addr, e.cidr.prefix_len), e.cidr.prefix_len};
-    s->entries[key].push_back({e.port_lo, e.port_hi, it->second});
-  }
-  for (const auto& [key, ranges] : s->entries) {
-    auto value = s->folded(key);
-    if (!value.ok()) return value.error();
-  }
+  SV_TRY(collectEntries(plan, s->rule_ids, s->entries));
 
   ScopedLibbpfLog log_scope(&s->log);
   s->skel.reset(sv_net__open());
@@ -339,6 +351,23 @@ uint64_t NetFilter::droppedEvents() const {
 }
 
 const std::string& NetFilter::libbpfLog() const { return s_->log; }
+
+Result<NetAllowImage> buildNetAllowImage(const policy::NetworkPlan& plan) {
+  NetAllowImage image;
+  std::map<EntryKey, std::vector<Range>> entries;
+  SV_TRY(collectEntries(plan, image.rule_ids, entries));
+  for (const auto& [key, ranges] : entries) {
+    auto value = foldedValue(entries, key);
+    if (!value.ok()) return value.error();
+    NetAllowEntry out;
+    out.addr = key.first;
+    out.prefix_len = key.second;
+    for (uint32_t i = 0; i < value->count; ++i)
+      out.ranges.push_back({value->ranges[i].lo, value->ranges[i].hi, value->ranges[i].rule_index});
+    image.entries.push_back(std::move(out));
+  }
+  return image;
+}
 
 // ---- cgroup helpers -------------------------------------------------------
 

@@ -15,6 +15,7 @@
 #include <memory>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "common/result.h"
 #include "common/unique_fd.h"
@@ -90,6 +91,26 @@ class NetFilter {
   explicit NetFilter(std::unique_ptr<State> state);
   std::unique_ptr<State> s_;
 };
+
+// The allowlist exactly as the LPM trie holds it, computed without the kernel
+// (golden tests): blocks masked to their prefix, each with its own port ranges
+// plus those of every less specific block containing it (LPM returns one
+// match only), sorted and deduplicated. E2BIG past SV_NET_MAX_PORT_RANGES.
+struct NetPortRange {
+  uint16_t lo = 0, hi = 0;
+  uint32_t rule_index = 0;
+  bool operator==(const NetPortRange&) const = default;
+};
+struct NetAllowEntry {
+  policy::Ip6 addr{};
+  int prefix_len = 0;
+  std::vector<NetPortRange> ranges;
+};
+struct NetAllowImage {
+  std::vector<std::string> rule_ids;   // rule_index → policy rule id
+  std::vector<NetAllowEntry> entries;  // sorted by (addr, prefix_len)
+};
+Result<NetAllowImage> buildNetAllowImage(const policy::NetworkPlan& plan);
 
 // Real attempt: loads a trivial cgroup/connect4 program and attaches it to a
 // scratch cgroup under the current one. false (with *detail) when the kernel
