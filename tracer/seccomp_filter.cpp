@@ -2,6 +2,7 @@
 #include "tracer/seccomp_filter.h"
 
 #include <fcntl.h>
+#include <linux/audit.h>
 #include <linux/seccomp.h>
 #include <sched.h>
 #include <seccomp.h>
@@ -12,6 +13,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstddef>
 #include <memory>
 #include <string>
 
@@ -162,6 +164,23 @@ Result<std::vector<sock_filter>> exportBpf(scmp_filter_ctx ctx) {
   return prog;
 }
 
+// Prepends our own arch/x32 check to libseccomp's program. libseccomp 2.5.4
+// already does both (pinned by the integration tests), but the guarantee must
+// not depend on a library version: a foreign ABI bypasses every per-number
+// rule. Prepending cannot disturb the program's jumps (they are relative).
+std::vector<sock_filter> withArchGuard(std::vector<sock_filter> prog) {
+  constexpr uint32_t kX32SyscallBit = 0x40000000;
+  const sock_filter guard[] = {
+      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, arch)),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 0, 2),
+      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, nr)),
+      BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, kX32SyscallBit, 0, 1),
+      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
+  };
+  prog.insert(prog.begin(), std::begin(guard), std::end(guard));
+  return prog;
+}
+
 }  // namespace
 
 Result<std::vector<sock_filter>> buildSeccompFilter(const policy::SeccompPlan& plan) {
@@ -172,7 +191,8 @@ Result<std::vector<sock_filter>> buildSeccompFilter(const policy::SeccompPlan& p
   // seccomp_init() adds only the native arch; anything else (i386 via int
   // 0x80) hits the bad-arch action. libseccomp also sends x32 numbers
   // (nr >= 0x40000000) under AUDIT_ARCH_X86_64 to the bad-arch action when the
-  // x32 arch is not in the filter; the integration test pins that.
+  // x32 arch is not in the filter (verified by SeccompFilterTest.
+  // LibseccompAloneKillsX32); withArchGuard() repeats both checks regardless.
   int rc = seccomp_attr_set(c, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS);
   if (rc < 0) return Error{-rc, "seccomp_attr_set ACT_BADARCH"};
 
@@ -217,7 +237,9 @@ Result<std::vector<sock_filter>> buildSeccompFilter(const policy::SeccompPlan& p
     SV_TRY(addRule(c, SCMP_ACT_NOTIFY, Sys{"execve", __NR_execve}));
     SV_TRY(addRule(c, SCMP_ACT_NOTIFY, Sys{"execveat", __NR_execveat}));
   }
-  return exportBpf(c);
+  auto prog = exportBpf(c);
+  if (!prog) return prog.error();
+  return withArchGuard(std::move(*prog));
 }
 
 int installSeccompFilter(const std::vector<sock_filter>& prog) {

@@ -3,6 +3,7 @@
 #include "tracer/landlock.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <fstream>
@@ -109,6 +110,50 @@ TEST_F(LandlockTest, MissingPathsAreSkippedAndReported) {
   auto rs = buildLandlockRuleset(plan, abi_, &skipped);
   ASSERT_TRUE(rs.ok()) << rs.error().message();
   EXPECT_EQ(skipped, std::vector<std::string>{missing});
+}
+
+TEST_F(LandlockTest, ExecNeedsExecRight) {
+  policy::LandlockPlan plan;
+  plan.rules.push_back({"/", /*read=*/true, false, /*exec=*/false});
+  auto no_exec = buildLandlockRuleset(plan, abi_);
+  ASSERT_TRUE(no_exec.ok()) << no_exec.error().message();
+  plan.rules[0].exec = true;
+  auto with_exec = buildLandlockRuleset(plan, abi_);
+  ASSERT_TRUE(with_exec.ok()) << with_exec.error().message();
+  auto tryExec = [](int ruleset) {
+    return runInChild([ruleset] {
+      if (restrictSelf(ruleset) != 0) return 10;
+      execl("/bin/true", "true", nullptr);
+      return errno == EACCES ? 20 : 21;
+    });
+  };
+  int denied = tryExec(no_exec->get());
+  EXPECT_TRUE(WIFEXITED(denied) && WEXITSTATUS(denied) == 20) << describeStatus(denied);
+  int allowed = tryExec(with_exec->get());
+  EXPECT_CHILD_EXIT0(allowed);
+}
+
+TEST_F(LandlockTest, SignalScopeBlocksSignalsOutsideTheDomain) {
+  if (abi_ < 6) GTEST_SKIP() << "needs landlock ABI 6 (scopes): abi=" << abi_;
+  policy::LandlockPlan plan;
+  plan.rules.push_back({"/", true, false, false});
+  plan.scope_signal = true;
+  auto scoped = buildLandlockRuleset(plan, abi_);
+  ASSERT_TRUE(scoped.ok()) << scoped.error().message();
+  plan.scope_signal = false;
+  auto unscoped = buildLandlockRuleset(plan, abi_);
+  ASSERT_TRUE(unscoped.ok()) << unscoped.error().message();
+  auto signalParent = [](int ruleset) {
+    return runInChild([ruleset] {
+      if (restrictSelf(ruleset) != 0) return 10;
+      if (kill(getppid(), 0) == 0) return 0;  // signal 0: permission check only
+      return errno == EPERM ? 20 : 21;
+    });
+  };
+  int blocked = signalParent(scoped->get());
+  EXPECT_TRUE(WIFEXITED(blocked) && WEXITSTATUS(blocked) == 20) << describeStatus(blocked);
+  int allowed = signalParent(unscoped->get());
+  EXPECT_CHILD_EXIT0(allowed);
 }
 
 TEST_F(LandlockTest, HandledRightsGrowWithAbi) {

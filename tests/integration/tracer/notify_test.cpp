@@ -13,6 +13,7 @@
 
 #include "test_util.h"
 #include "tracer/fd_passing.h"
+#include "tracer/probe.h"
 #include "tracer/seccomp_filter.h"
 #include "tracer/target_memory.h"
 
@@ -41,6 +42,16 @@ struct Supervised {
     }
   }
 };
+
+// Skips unless root and the kernel really supports user-notify with ADDFD.
+#define SV_REQUIRE_NOTIFY()                                                               \
+  do {                                                                                    \
+    SV_REQUIRE_ROOT();                                                                    \
+    static const HostFeatures kHost = probeHost();                                        \
+    if (!kHost.seccomp_notify || !kHost.notify_addfd) {                                   \
+      GTEST_SKIP() << "needs seccomp-notify with ADDFD: " << ::testing::PrintToString(kHost.notes); \
+    }                                                                                     \
+  } while (0)
 
 template <typename Fn>
 void startSupervised(Supervised& s, const policy::SeccompPlan& plan, Fn&& fn) {
@@ -77,7 +88,7 @@ seccomp_notif* nextNotification(NotifyListener& l, int timeout_ms = 5000) {
 }
 
 TEST(NotifyTest, WriteOpenIsNotifiedAndAnsweredWithErrno) {
-  SV_REQUIRE_ROOT();
+  SV_REQUIRE_NOTIFY();
   TempDir tmp;
   std::string target = tmp.path() + "/blocked.txt";
   Supervised s;
@@ -110,7 +121,7 @@ TEST(NotifyTest, WriteOpenIsNotifiedAndAnsweredWithErrno) {
 }
 
 TEST(NotifyTest, AddFdInjectsParentOpenedFile) {
-  SV_REQUIRE_ROOT();
+  SV_REQUIRE_NOTIFY();
   TempDir tmp;
   std::string real = tmp.path() + "/real.txt";
   std::ofstream(real) << "injected";
@@ -135,7 +146,7 @@ TEST(NotifyTest, AddFdInjectsParentOpenedFile) {
 }
 
 TEST(NotifyTest, ExecIsNotifiedAndContinued) {
-  SV_REQUIRE_ROOT();
+  SV_REQUIRE_NOTIFY();
   Supervised s;
   startSupervised(s, {}, [] {
     char* argv[] = {const_cast<char*>("true"), nullptr};
@@ -152,7 +163,7 @@ TEST(NotifyTest, ExecIsNotifiedAndContinued) {
 }
 
 TEST(NotifyTest, IdInvalidAfterTargetDiedAndRespondIsHarmless) {
-  SV_REQUIRE_ROOT();
+  SV_REQUIRE_NOTIFY();
   Supervised s;
   startSupervised(s, {}, [] {
     open("/tmp/sv-notify-never", O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
