@@ -44,21 +44,26 @@ struct Requirement {
   std::string detail;
 };
 
+// The probe's own note for a feature ("landlock: unavailable (...)"), if any.
+std::string probeNote(const tracer::HostFeatures& host, std::string_view prefix,
+                      std::string fallback) {
+  for (const auto& note : host.notes)
+    if (note.starts_with(prefix)) return note.substr(prefix.size());
+  return fallback;
+}
+
 std::vector<Requirement> requirements(const policy::Policy& policy,
-                                      const tracer::HostFeatures& host, bool net_ok,
+                                      const tracer::HostFeatures& host, bool cgroup_ok,
+                                      const std::string& cgroup_detail, bool net_ok,
                                       const std::string& net_detail) {
   std::vector<Requirement> out;
   out.push_back({"seccomp user-notify", host.seccomp_notify && host.notify_addfd,
-                 host.seccomp_notify ? "no SECCOMP_IOCTL_NOTIF_ADDFD" : "not available"});
-  out.push_back({"Landlock", host.landlock_abi > 0, "not available"});
-  out.push_back({"cgroup v2 session cgroup", host.cgroup_writable,
-                 host.cgroup2_mount.empty() ? "no cgroup2 mount" : "cannot create a cgroup"});
+                 probeNote(host, "seccomp-notify: ", "unavailable")});
+  out.push_back({"Landlock", host.landlock_abi > 0, probeNote(host, "landlock: ", "unavailable")});
+  out.push_back({"a session cgroup (cgroup v2)", cgroup_ok,
+                 cgroup_detail.empty() ? probeNote(host, "cgroup: ", "unavailable") : cgroup_detail});
   if (policy.network.mode.value_or(NetworkMode::All) != NetworkMode::All)
-    out.push_back({"cgroup socket BPF programs", net_ok, net_detail});
-  for (const auto& note : host.notes) {
-    for (auto& r : out)
-      if (!r.available && note.find(r.feature.substr(0, 6)) != std::string::npos) r.detail = note;
-  }
+    out.push_back({"cgroup socket BPF programs (network policy)", net_ok, net_detail});
   return out;
 }
 
@@ -251,7 +256,7 @@ int runSession(const SessionOptions& options) {
   }
   const bool needs_net = policy.network.mode.value_or(NetworkMode::All) != NetworkMode::All;
   std::optional<tracer::NetFilter> net;
-  std::string net_error = "needs a session cgroup";
+  std::string net_error = "unavailable (needs a session cgroup)";
   if (needs_net && cgroup && !tracer::testDisabled("bpf")) {
     tracer::NetFilterOptions net_options;
     net_options.deny_events_only = policy.audit.level == policy::AuditLevel::Deny;
@@ -265,17 +270,13 @@ int runSession(const SessionOptions& options) {
   }
 
   // Fail closed: every mechanism the policy relies on, or nothing runs.
-  tracer::HostFeatures effective = host;
-  effective.cgroup_writable = cgroup.has_value();
   bool missing = false;
-  for (const auto& r : requirements(policy, effective, net.has_value(), net_error)) {
+  for (const auto& r : requirements(policy, host, cgroup.has_value(), cgroup_error, net.has_value(),
+                                    net_error)) {
     if (r.available) continue;
     missing = true;
-    std::string detail = r.feature == "cgroup v2 session cgroup" && !cgroup_error.empty()
-                             ? cgroup_error
-                             : r.detail;
     say(std::string(unsafe ? "WARNING: running without " : "cannot enforce the policy: ") +
-        r.feature + " is unavailable (" + detail + ")");
+        r.feature + ": " + r.detail);
   }
   if (missing && !unsafe) {
     say("refusing to run the command unconfined; `supervise doctor` shows what this host "
