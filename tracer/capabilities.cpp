@@ -14,16 +14,46 @@ namespace {
 
 // Index = capability number (include/uapi/linux/capability.h).
 constexpr const char* kCapNames[] = {
-    "chown",           "dac_override",     "dac_read_search", "fowner",
-    "fsetid",          "kill",             "setgid",          "setuid",
-    "setpcap",         "linux_immutable",  "net_bind_service", "net_broadcast",
-    "net_admin",       "net_raw",          "ipc_lock",        "ipc_owner",
-    "sys_module",      "sys_rawio",        "sys_chroot",      "sys_ptrace",
-    "sys_pacct",       "sys_admin",        "sys_boot",        "sys_nice",
-    "sys_resource",    "sys_time",         "sys_tty_config",  "mknod",
-    "lease",           "audit_write",      "audit_control",   "setfcap",
-    "mac_override",    "mac_admin",        "syslog",          "wake_alarm",
-    "block_suspend",   "audit_read",       "perfmon",         "bpf",
+    "chown",
+    "dac_override",
+    "dac_read_search",
+    "fowner",
+    "fsetid",
+    "kill",
+    "setgid",
+    "setuid",
+    "setpcap",
+    "linux_immutable",
+    "net_bind_service",
+    "net_broadcast",
+    "net_admin",
+    "net_raw",
+    "ipc_lock",
+    "ipc_owner",
+    "sys_module",
+    "sys_rawio",
+    "sys_chroot",
+    "sys_ptrace",
+    "sys_pacct",
+    "sys_admin",
+    "sys_boot",
+    "sys_nice",
+    "sys_resource",
+    "sys_time",
+    "sys_tty_config",
+    "mknod",
+    "lease",
+    "audit_write",
+    "audit_control",
+    "setfcap",
+    "mac_override",
+    "mac_admin",
+    "syslog",
+    "wake_alarm",
+    "block_suspend",
+    "audit_read",
+    "perfmon",
+    "bpf",
     "checkpoint_restore",
 };
 
@@ -69,7 +99,8 @@ Result<uint64_t> capabilityMask(const std::vector<std::string>& names) {
   uint64_t mask = 0;
   for (const auto& name : names) {
     std::string n;
-    for (char ch : name) n.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(ch))));
+    for (char ch : name)
+      n.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(ch))));
     if (n.rfind("cap_", 0) == 0) n = n.substr(4);
     bool found = false;
     for (size_t i = 0; i < std::size(kCapNames); ++i) {

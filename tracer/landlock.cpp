@@ -21,9 +21,9 @@ constexpr uint64_t kAbi1Fs = kFsExecute | kFsWriteFile | kFsReadFile | kFsReadDi
 
 // Rights that only mean something on a directory; the kernel refuses them on
 // a rule whose fd is a file (EINVAL), so they are stripped there.
-constexpr uint64_t kDirOnly = kFsReadDir | kFsRemoveDir | kFsRemoveFile | kFsMakeChar |
-                              kFsMakeDir | kFsMakeReg | kFsMakeSock | kFsMakeFifo | kFsMakeBlock |
-                              kFsMakeSym | kFsRefer;
+constexpr uint64_t kDirOnly = kFsReadDir | kFsRemoveDir | kFsRemoveFile | kFsMakeChar | kFsMakeDir |
+                              kFsMakeReg | kFsMakeSock | kFsMakeFifo | kFsMakeBlock | kFsMakeSym |
+                              kFsRefer;
 
 constexpr uint64_t kReadRights = kFsReadFile | kFsReadDir;
 constexpr uint64_t kWriteRights = kFsWriteFile | kFsRemoveDir | kFsRemoveFile | kFsMakeChar |

@@ -72,9 +72,7 @@ Status NotifyListener::send(uint64_t id, int64_t val, int32_t err, uint32_t flag
   return {};
 }
 
-Status NotifyListener::respondErrno(uint64_t id, int err) {
-  return send(id, 0, -std::abs(err), 0);
-}
+Status NotifyListener::respondErrno(uint64_t id, int err) { return send(id, 0, -std::abs(err), 0); }
 
 Status NotifyListener::respondValue(uint64_t id, int64_t val) { return send(id, val, 0, 0); }
 

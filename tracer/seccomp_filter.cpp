@@ -133,7 +133,8 @@ Status addRule(scmp_filter_ctx ctx, uint32_t action, const Sys& sys, unsigned co
 // open(path, flags) / openat(dfd, path, flags): notify when the flags carry
 // write intent. O_TMPFILE always includes O_WRONLY or O_RDWR, so it is covered.
 Status addWriteIntentOpen(scmp_filter_ctx ctx, const Sys& sys, unsigned flags_arg) {
-  for (uint32_t bit : {uint32_t{O_WRONLY}, uint32_t{O_RDWR}, uint32_t{O_CREAT}, uint32_t{O_TRUNC}}) {
+  for (uint32_t bit :
+       {uint32_t{O_WRONLY}, uint32_t{O_RDWR}, uint32_t{O_CREAT}, uint32_t{O_TRUNC}}) {
     // 32-bit compare: flags is an int and the upper register half is not defined.
     scmp_arg_cmp cmp = SCMP_CMP32(flags_arg, SCMP_CMP_MASKED_EQ, bit, bit);
     SV_TRY(addRule(ctx, SCMP_ACT_NOTIFY, sys, 1, &cmp));

@@ -44,13 +44,14 @@ struct Supervised {
 };
 
 // Skips unless root and the kernel really supports user-notify with ADDFD.
-#define SV_REQUIRE_NOTIFY()                                                               \
-  do {                                                                                    \
-    SV_REQUIRE_ROOT();                                                                    \
-    static const HostFeatures kHost = probeHost();                                        \
-    if (!kHost.seccomp_notify || !kHost.notify_addfd) {                                   \
-      GTEST_SKIP() << "needs seccomp-notify with ADDFD: " << ::testing::PrintToString(kHost.notes); \
-    }                                                                                     \
+#define SV_REQUIRE_NOTIFY()                                  \
+  do {                                                       \
+    SV_REQUIRE_ROOT();                                       \
+    static const HostFeatures kHost = probeHost();           \
+    if (!kHost.seccomp_notify || !kHost.notify_addfd) {      \
+      GTEST_SKIP() << "needs seccomp-notify with ADDFD: "    \
+                   << ::testing::PrintToString(kHost.notes); \
+    }                                                        \
   } while (0)
 
 template <typename Fn>

@@ -16,7 +16,8 @@ bool hasNote(const HostFeatures& f, const std::string& needle) {
 
 TEST(ProbeTest, ReportsSeccompNotifyAndLandlock) {
   HostFeatures f = probeHost();
-  if (!f.seccomp_notify) GTEST_SKIP() << "needs seccomp-notify: " << ::testing::PrintToString(f.notes);
+  if (!f.seccomp_notify)
+    GTEST_SKIP() << "needs seccomp-notify: " << ::testing::PrintToString(f.notes);
   EXPECT_TRUE(f.notify_addfd);
   EXPECT_GT(f.landlock_abi, 0) << ::testing::PrintToString(f.notes);
   EXPECT_EQ(f.landlock_abi, landlockAbi());

@@ -137,9 +137,8 @@ TEST(SeccompFilterTest, WithoutListenerNotifiedSyscallsFailButReadsWork) {
 TEST(SeccompFilterTest, NotifyReadOpensCoversReadOnlyOpen) {
   policy::SeccompPlan plan;
   plan.notify_read_opens = true;
-  int status = runFiltered(plan, [] {
-    return errnoOf(open("/etc/hostname", O_RDONLY | O_CLOEXEC)) == ENOSYS ? 0 : 1;
-  });
+  int status = runFiltered(
+      plan, [] { return errnoOf(open("/etc/hostname", O_RDONLY | O_CLOEXEC)) == ENOSYS ? 0 : 1; });
   EXPECT_CHILD_EXIT0(status);
 }
 

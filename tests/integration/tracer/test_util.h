@@ -2,13 +2,12 @@
 // filters and Landlock rulesets cannot be removed) and skip without root.
 #pragma once
 
+#include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdlib>
 #include <string>
-
-#include <gtest/gtest.h>
 
 namespace sv::tracer::testing {
 
@@ -51,9 +50,9 @@ class TempDir {
 
 }  // namespace sv::tracer::testing
 
-#define SV_REQUIRE_ROOT()                                                    \
-  do {                                                                       \
-    if (geteuid() != 0) GTEST_SKIP() << "needs root: euid=" << geteuid();    \
+#define SV_REQUIRE_ROOT()                                                 \
+  do {                                                                    \
+    if (geteuid() != 0) GTEST_SKIP() << "needs root: euid=" << geteuid(); \
   } while (0)
 
 #define EXPECT_CHILD_EXIT0(status) \
