@@ -11,6 +11,7 @@
 #include <tuple>
 
 #include "policy/engine.h"
+#include "policy/presets.h"
 
 namespace sv::policy {
 namespace {
@@ -85,7 +86,10 @@ CompiledPolicy compile(const Policy& policy) {
   RuleMap rules;
   addRoots(rules, policy.filesystem.readable_roots, false, !narrowed);
   addRoots(rules, policy.filesystem.writable_roots, true, !narrowed);
-  addRoots(rules, policy.system_read, false, !narrowed);
+  for (const auto& r : policy.system_read) {
+    const std::string& path = r.glob.literalPrefix();
+    addRule(rules, path, true, false, !narrowed && !isNoExecSystemPath(path));
+  }
   addRoots(rules, policy.system_write, true, false);
   for (const auto& r : policy.exec.allow) addRule(rules, r.glob.literalPrefix(), false, false, true);
   for (const auto& [_, prof] : policy.profiles) {

@@ -7,6 +7,8 @@
 
 #include <algorithm>
 
+#include "policy/presets.h"
+
 namespace sv::policy {
 namespace {
 
@@ -126,7 +128,10 @@ Decision decideExec(const Policy& p, const Profile* prof, std::string_view path,
   }
   t.add("", "exec.allow is empty: anything readable may be executed", false);
   Decision read = decideRead(p, prof, path, t);
-  if (read.verdict == Verdict::Allow) return read;
+  if (read.verdict == Verdict::Allow && !(read.rule_id.starts_with("system-read:") &&
+                                          isNoExecSystemPath(path))) {
+    return read;
+  }
   t.add(kDefaultDenyExec, "not readable, so not executable", true);
   return {Verdict::Deny, kDefaultDenyExec, kReasonDefaultExec};
 }

@@ -364,7 +364,7 @@ class Loader {
     return abs;
   }
 
-  std::optional<Glob> compileRule(const RawRule& r, const std::string& abs) {
+  std::optional<Glob> compileRule(const RawRule& r, const std::string& abs, bool prefix) {
     std::string err;
     int col = 0;
     if (!Glob::checkSyntax(r.value, &err, &col)) {
@@ -375,7 +375,7 @@ class Loader {
       return std::nullopt;
     }
     Glob g;
-    if (!Glob::compile(abs, &g, &err, &col, /*prefix=*/true)) {
+    if (!Glob::compile(abs, &g, &err, &col, prefix)) {
       error(r.value_ptr, "bad glob \"" + r.value + "\": " + err);
       return std::nullopt;
     }
@@ -383,7 +383,8 @@ class Loader {
   }
 
   void applyPathList(const json& v, const std::string& ptr, const std::string& id_prefix,
-                     const std::string& section, bool root, std::vector<PathRule>& dst) {
+                     const std::string& section, bool root, std::vector<PathRule>& dst,
+                     bool prefix = true) {
     if (!expectArray(v, ptr)) return;
     if (replaces(ptr)) dst.clear();
     for (size_t i = 0; i < v.size(); ++i) {
@@ -397,7 +398,7 @@ class Loader {
       }
       auto abs = resolve(r, root);
       if (!abs) continue;
-      auto g = compileRule(r, *abs);
+      auto g = compileRule(r, *abs, prefix);
       if (!g) continue;
       PathRule rule;
       rule.id = r.id.empty() ? id_prefix + section + ":" + r.value : r.id;
@@ -428,7 +429,9 @@ class Loader {
     if (!expectObject(v, ptr)) return;
     checkKeys(v, ptr, {"allow", "deny", "switch"});
     if (auto* x = member(v, "allow"))
-      applyPathList(*x, ptr + "/allow", id_prefix, "exec.allow", false, ex.allow);
+      // exec.allow names binaries: exact globs (write `dir/**` for a tree).
+      // Deny rules cover everything below a match, like a gitignore entry.
+      applyPathList(*x, ptr + "/allow", id_prefix, "exec.allow", false, ex.allow, false);
     if (auto* x = member(v, "deny"))
       applyPathList(*x, ptr + "/deny", id_prefix, "exec.deny", false, ex.deny);
     if (auto* x = member(v, "switch")) {
@@ -441,7 +444,7 @@ class Loader {
         if (!r.ok) continue;
         auto abs = resolve(r, false);
         if (!abs) continue;
-        auto g = compileRule(r, *abs);
+        auto g = compileRule(r, *abs, /*prefix=*/false);
         if (!g) continue;
         SwitchRule s;
         s.id = r.id.empty() ? id_prefix + "exec.switch:" + r.value : r.id;

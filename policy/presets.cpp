@@ -97,4 +97,13 @@ const std::vector<std::string_view>& systemWritePaths() {
   return kPaths;
 }
 
+bool isNoExecSystemPath(std::string_view path) {
+  for (std::string_view root : {"/dev", "/proc", "/sys"}) {
+    if (path.starts_with(root) && (path.size() == root.size() || path[root.size()] == '/')) {
+      return true;
+    }
+  }
+  return false;
+}
+
 }  // namespace sv::policy

@@ -18,4 +18,9 @@ const std::vector<std::string_view>& systemReadPaths();
 // Device paths writable under every preset (ids "system-write:<path>").
 const std::vector<std::string_view>& systemWritePaths();
 
+// System paths that are readable but never executable, even when exec.allow is
+// empty (devices, /proc, /sys: nothing there is a program; /dev/shm is the
+// classic drop-and-run spot). Both the Engine and the Landlock plan use it.
+bool isNoExecSystemPath(std::string_view path);
+
 }  // namespace sv::policy

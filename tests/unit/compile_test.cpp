@@ -1,0 +1,88 @@
+// compile() goldens: the kernel images of each preset (and one policy with
+// profiles and exec rules) are pinned in tests/unit/golden/*.txt.
+// Regenerate after an intended change with SV_UPDATE_GOLDEN=1 and review the diff.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "policy/compile.h"
+#include "policy/load.h"
+
+namespace sv::policy {
+namespace {
+
+std::shared_ptr<const Policy> mustLoad(const std::string& text, const std::string& preset) {
+  LoadRequest r;
+  r.preset = preset;
+  if (!text.empty()) r.files.push_back({"p.json", text});
+  r.workspace = "/ws";
+  r.home = "/home/u";
+  LoadResult res = load(r);
+  EXPECT_TRUE(res.ok());
+  return res.policy;
+}
+
+void checkGolden(const std::string& name, const std::string& actual) {
+  std::string path = std::string(SV_GOLDEN_DIR) + "/" + name + ".txt";
+  if (const char* u = std::getenv("SV_UPDATE_GOLDEN"); u && *u == '1') {
+    std::ofstream(path) << actual;
+    return;
+  }
+  std::ifstream in(path);
+  ASSERT_TRUE(in) << "missing golden " << path << " (run with SV_UPDATE_GOLDEN=1)";
+  std::stringstream ss;
+  ss << in.rdbuf();
+  EXPECT_EQ(actual, ss.str()) << "golden " << path << " differs";
+}
+
+TEST(Compile, PresetGoldens) {
+  for (const char* preset : {"code-sandbox", "audit-only", "strict"}) {
+    auto p = mustLoad("", preset);
+    ASSERT_TRUE(p);
+    checkGolden(preset, toText(compile(*p)));
+  }
+}
+
+TEST(Compile, ProfilesAndExecGolden) {
+  auto p = mustLoad(R"({
+    "filesystem": {"readableRoots": ["/opt/data"], "denyRead": [".ssh/**"]},
+    "exec": {"allow": ["/usr/bin/**", "./tools/*"],
+             "switch": [{"match": "/usr/bin/git", "profile": "git"}]},
+    "network": {"mode": "allowlist", "allow": ["10.0.0.0/8:443", "github.com:22",
+                "[2001:db8::1]:443", "198.51.100.0/24:8000-8100"]},
+    "profiles": {"git": {"network": {"allow": ["gitlab.com:22", "192.0.2.1"]},
+                         "exec": {"allow": ["/usr/lib/git-core/**"]},
+                         "filesystem": {"writableRoots": ["~/.ssh"]}}}
+  })", "code-sandbox");
+  ASSERT_TRUE(p);
+  checkGolden("profiles", toText(compile(*p)));
+}
+
+TEST(Compile, Deterministic) {
+  auto p = mustLoad("", "code-sandbox");
+  EXPECT_EQ(toText(compile(*p)), toText(compile(*p)));
+}
+
+TEST(Compile, SeccompPlan) {
+  EXPECT_FALSE(compile(*mustLoad("", "code-sandbox")).seccomp.notify_read_opens);
+  EXPECT_TRUE(compile(*mustLoad(R"({"filesystem": {"denyRead": ["x"]}})", "code-sandbox"))
+                  .seccomp.notify_read_opens);
+  EXPECT_TRUE(compile(*mustLoad(R"({"profiles": {"p": {"filesystem": {"denyRead": ["x"]}}}})",
+                                "code-sandbox"))
+                  .seccomp.notify_read_opens);
+  EXPECT_TRUE(compile(*mustLoad("", "code-sandbox")).seccomp.notify_write_opens);
+}
+
+TEST(Compile, LocalhostAddsLoopback) {
+  CompiledPolicy c = compile(*mustLoad("", "code-sandbox"));
+  ASSERT_EQ(c.network.entries.size(), 2u);  // sorted by address: ::1 first
+  EXPECT_TRUE(c.network.entries[0].cidr.contains(*parseIp("::1")));
+  EXPECT_TRUE(c.network.entries[1].cidr.contains(*parseIp("127.0.0.1")));
+  EXPECT_TRUE(c.network.entries[1].cidr.contains(*parseIp("::ffff:127.9.9.9")));
+  EXPECT_EQ(c.network.entries[0].rule_id, "network-loopback");
+}
+
+}  // namespace
+}  // namespace sv::policy
