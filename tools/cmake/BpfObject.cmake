@@ -14,7 +14,8 @@ find_program(SV_BPF_CLANG NAMES clang clang-14 REQUIRED)
 find_program(SV_BPFTOOL NAMES bpftool PATHS /usr/sbin /sbin REQUIRED)
 
 set(SV_BPF_ARCH x86)
-set(SV_BPF_SOURCE_ROOT ${CMAKE_SOURCE_DIR}/bpf)
+# Relative to this file, so the function works from any including project.
+get_filename_component(SV_BPF_SOURCE_ROOT ${CMAKE_CURRENT_LIST_DIR}/../../bpf ABSOLUTE)
 
 function(sv_add_bpf_skeleton name)
   cmake_parse_arguments(B "" "" "SOURCES" ${ARGN})
