@@ -11,6 +11,7 @@
 #include <utime.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 #include "tracer/target_memory.h"
@@ -194,8 +195,7 @@ void NotifyHandler::dispatch(Call& c) {
   }
 }
 
-bool NotifyHandler::resolve(Call& c, int dirfd, uint64_t addr, const ResolveOptions& options,
-                            ResolvedPath* out, std::string* raw) {
+bool NotifyHandler::readPath(Call& c, uint64_t addr, std::string* out) {
   char buf[kPathMax];
   auto len = tracer::readTargetString(c.tid, addr, buf, sizeof buf);
   // The pid in the notification may be reused once the target is gone:
@@ -208,8 +208,55 @@ bool NotifyHandler::resolve(Call& c, int dirfd, uint64_t addr, const ResolveOpti
     finish(c, -len.error().code);
     return false;
   }
-  if (raw) raw->assign(buf, *len);
-  auto resolved = resolveTargetPath(c.tid, c.tgid ? c.tgid : c.tid, dirfd, {buf, *len}, options);
+  out->assign(buf, *len);
+  return true;
+}
+
+// The lexical fast path (target_path.h) is exact only for paths whose
+// normal form is the path itself, modulo "." and "//": no "..", which would
+// skip a symlink's target, and no trailing "/", which the kernel checks.
+static bool fastEligible(std::string_view p) {
+  if (p.empty() || p.back() == '/') return false;
+  for (size_t i = 0; (i = p.find("..", i)) != std::string_view::npos; i += 2) {
+    const bool starts = i == 0 || p[i - 1] == '/';
+    const bool ends = i + 2 == p.size() || p[i + 2] == '/';
+    if (starts && ends) return false;
+  }
+  return true;
+}
+
+bool NotifyHandler::resolve(Call& c, int dirfd, uint64_t addr, const ResolveOptions& options,
+                            ResolvedPath* out, std::string* raw) {
+  std::string local;
+  std::string& path = raw ? *raw : local;
+  if (!readPath(c, addr, &path)) return false;
+  if (c.tgid == 0) c.tgid = c.tid;
+  if (fastEligible(path) && !options.beneath && !options.no_symlinks && !options.no_magiclinks) {
+    auto abs = lexicalTargetPath(c.tid, c.tgid, dirfd, path);
+    if (abs && *abs != "/") {
+      const size_t slash = abs->rfind('/');
+      const std::string dir = slash == 0 ? "/" : abs->substr(0, slash);
+      int parent = openNoSymlinks(dir, O_PATH | O_DIRECTORY);
+      if (parent >= 0) {
+        out->parent.reset(parent);
+        out->name = abs->substr(slash + 1);
+        int obj = ::openat(parent, out->name.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC);
+        if (obj >= 0) out->object.reset(obj);
+        struct stat st;
+        const bool final_link = obj >= 0 && options.follow_final &&
+                                ::fstat(obj, &st) == 0 && S_ISLNK(st.st_mode);
+        if (!final_link && (obj >= 0 || errno == ENOENT)) {
+          out->real_path = std::move(*abs);
+          return true;
+        }
+        *out = ResolvedPath{};
+      } else if (parent != -ELOOP) {
+        finish(c, parent);
+        return false;
+      }
+    }
+  }
+  auto resolved = resolveTargetPath(c.tid, c.tgid, dirfd, path, options);
   if (!resolved) {
     finish(c, -resolved.error().code);
     return false;
@@ -236,20 +283,24 @@ std::string_view NotifyHandler::profileOf(pid_t tgid) {
   return {};
 }
 
-bool NotifyHandler::permit(Call& c, Operation op, std::string_view real_path) {
+policy::Decision NotifyHandler::decide(Call& c, Operation op, std::string_view real_path) {
   if (c.tgid == 0) c.tgid = c.tid;
-  policy::Decision decision;
-  bool anonymous = op != Operation::Exec && isAnonymous(real_path);
-  if (anonymous) {
-    decision = {Verdict::Allow, "reopen-held-object",
-                "the process already holds this pipe, socket or anonymous file"};
-  } else {
-    policy::Request request;
-    request.op = op;
-    request.path = real_path;
-    request.profile = profileOf(c.tgid);
-    decision = engine_.decide(request);
-  }
+  if (op != Operation::Exec && isAnonymous(real_path))
+    return {Verdict::Allow, "reopen-held-object",
+            "the process already holds this pipe, socket or anonymous file"};
+  policy::Request request;
+  request.op = op;
+  request.path = real_path;
+  request.profile = profileOf(c.tgid);
+  return engine_.decide(request);
+}
+
+bool NotifyHandler::permit(Call& c, Operation op, std::string_view real_path) {
+  return record(c, op, real_path, decide(c, op, real_path));
+}
+
+bool NotifyHandler::record(Call& c, Operation op, std::string_view real_path,
+                           const policy::Decision& decision) {
   const bool deny = decision.verdict == Verdict::Deny;
   const bool enforce = deny && !options_.audit_mode;
 
@@ -316,19 +367,14 @@ void NotifyHandler::finish(Call& c, long rc) {
 mode_t NotifyHandler::targetUmask(pid_t tid) {
   char path[64];
   std::snprintf(path, sizeof path, "/proc/%d/status", tid);
-  FILE* f = std::fopen(path, "re");
-  mode_t mask = 022;
-  if (!f) return mask;
-  char line[256];
-  while (std::fgets(line, sizeof line, f)) {
-    unsigned value;
-    if (std::sscanf(line, "Umask: %o", &value) == 1) {
-      mask = static_cast<mode_t>(value);
-      break;
-    }
-  }
-  std::fclose(f);
-  return mask;
+  UniqueFd fd(::open(path, O_RDONLY | O_CLOEXEC));
+  char buf[2048];
+  ssize_t n = fd ? ::read(fd.get(), buf, sizeof buf - 1) : -1;
+  if (n <= 0) return 022;
+  buf[n] = '\0';
+  const char* line = std::strstr(buf, "\nUmask:");
+  if (!line) return 022;
+  return static_cast<mode_t>(std::strtoul(line + 7, nullptr, 8));
 }
 
 void NotifyHandler::handleOpen(Call& c, int dirfd, uint64_t path, int flags, unsigned mode,
@@ -349,14 +395,42 @@ void NotifyHandler::handleOpen(Call& c, int dirfd, uint64_t path, int flags, uns
   options.no_magiclinks = resolve_flags & RESOLVE_NO_MAGICLINKS;
   options.beneath = resolve_flags & RESOLVE_BENEATH;
 
+  // Fast path: an allowed open of a symlink-free path is done in one openat2
+  // (see lexicalTargetPath); anything else takes the walk below.
+  std::string raw;
+  if (!readPath(c, path, &raw)) return;
+  if (c.tgid == 0) c.tgid = c.tid;
+  const Operation op = write ? Operation::Write : Operation::Read;
+  if (resolve_flags == 0 && !tmpfile && fastEligible(raw)) {
+    auto abs = lexicalTargetPath(c.tid, c.tgid, dirfd, raw);
+    if (abs) {
+      const policy::Decision decision = decide(c, op, *abs);
+      if (decision.verdict == Verdict::Allow) {
+        // Most O_CREAT opens find the file already there: try without O_CREAT
+        // first and read the target's umask only for a real create.
+        int fd = -ENOENT;
+        if (!(flags & O_EXCL)) fd = openNoSymlinks(*abs, static_cast<unsigned>(flags & ~O_CREAT));
+        if (fd == -ENOENT && creat)
+          fd = openNoSymlinks(*abs, static_cast<unsigned>(flags), mode & ~targetUmask(c.tid));
+        if (fd != -ELOOP) {
+          record(c, op, *abs, decision);
+          if (fd < 0) return finish(c, fd);
+          UniqueFd owned(fd);
+          (void)listener_.addFd(c.req.id, owned.get(), (flags & O_CLOEXEC) != 0, true);
+          c.answered = true;
+          return;
+        }
+      }
+    }
+  }
+
   for (int attempt = 0; attempt < kRaceRetries; ++attempt) {
     ResolvedPath target;
     if (!resolve(c, dirfd, path, options, &target)) return;
-    if (attempt == 0 && !permit(c, write ? Operation::Write : Operation::Read, target.real_path))
-      return;
-    // Later attempts re-decide silently only if the path changed.
-    if (attempt > 0 && target.real_path != c.event.file.path &&
-        !permit(c, write ? Operation::Write : Operation::Read, target.real_path))
+    // Decide (and record) once per distinct path: a retry after a lost race
+    // re-decides only if the path it reaches changed.
+    if ((attempt == 0 || target.real_path != c.event.file.path) &&
+        !permit(c, op, target.real_path))
       return;
 
     const int our_flags = (flags & ~(O_CREAT | O_EXCL)) | O_CLOEXEC;

@@ -70,8 +70,14 @@ class NotifyHandler {
   // with the errno the kernel would have given and returns false.
   bool resolve(Call& call, int dirfd, uint64_t addr, const ResolveOptions& options,
                ResolvedPath* out, std::string* raw = nullptr);
-  // Asks the engine; records the decision; on an enforced deny answers EACCES
-  // and returns false.
+  // Reads a path argument; on failure answers the syscall and returns false.
+  bool readPath(Call& call, uint64_t addr, std::string* out);
+  // Asks the engine (no side effects).
+  policy::Decision decide(Call& call, policy::Operation op, std::string_view real_path);
+  // Records a decision (audit event, denial line); on an enforced deny
+  // answers EACCES and returns false.
+  bool record(Call& call, policy::Operation op, std::string_view real_path,
+              const policy::Decision& decision);
   bool permit(Call& call, policy::Operation op, std::string_view real_path);
   // Answers with the result of an emulated syscall (rc < 0: -errno).
   void finish(Call& call, long rc);

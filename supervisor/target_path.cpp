@@ -7,8 +7,13 @@
 #include <sys/statfs.h>
 #include <unistd.h>
 
+#include <linux/openat2.h>
+#include <sys/syscall.h>
+
 #include <cstdio>
 #include <deque>
+
+#include "policy/path.h"
 
 namespace sv::supervisor {
 namespace {
@@ -71,6 +76,38 @@ std::string dirName(std::string_view path) {
 }
 
 }  // namespace
+
+int rootFd() {
+  static const int fd = ::open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+  return fd;
+}
+
+int openNoSymlinks(const std::string& abs_path, uint64_t flags, uint64_t mode) {
+  open_how how{};
+  how.flags = flags | O_CLOEXEC;
+  how.mode = mode;
+  how.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+  const char* rel = abs_path.c_str();
+  while (*rel == '/') ++rel;
+  if (*rel == '\0') rel = ".";
+  long fd = ::syscall(SYS_openat2, rootFd(), rel, &how, sizeof how);
+  return fd < 0 ? -errno : static_cast<int>(fd);
+}
+
+Result<std::string> lexicalTargetPath(pid_t tid, pid_t tgid, int dirfd, std::string_view path) {
+  if (path.empty()) return Error{ENOENT, "empty path"};
+  if (path[0] == '/') return policy::normalizePath("/", path);
+  char link[64];
+  if (dirfd == AT_FDCWD)
+    std::snprintf(link, sizeof link, "/proc/%d/cwd", tid);
+  else
+    std::snprintf(link, sizeof link, "/proc/%d/fd/%d", tgid, dirfd);
+  char buf[4096];
+  ssize_t n = ::readlink(link, buf, sizeof buf);
+  if (n <= 0 || static_cast<size_t>(n) >= sizeof buf || buf[0] != '/')
+    return Error{EBADF, "no path for the base directory"};  // anonymous or deleted: walk instead
+  return policy::normalizePath(std::string_view(buf, static_cast<size_t>(n)), path);
+}
 
 Result<std::string> fdPath(int fd) {
   char link[64];

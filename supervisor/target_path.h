@@ -46,6 +46,25 @@ struct ResolvedPath {
 Result<ResolvedPath> resolveTargetPath(pid_t tid, pid_t tgid, int dirfd, std::string_view path,
                                        const ResolveOptions& options);
 
+// The fast path, tried first. A path with no symlink in it means the same
+// thing lexically as physically, so the decision can be taken on the lexical
+// absolute path (the target's cwd or dirfd + the argument, normalised), and
+// the operation then done with openat2(RESOLVE_NO_SYMLINKS) from the root: if
+// any component turns out to be a symlink (including /proc/self, /dev/stdout)
+// the kernel refuses with ELOOP and the caller falls back to the walk above.
+// Returns the absolute lexical path, or an error when it can't be formed
+// (unreadable dirfd: the caller falls back too).
+Result<std::string> lexicalTargetPath(pid_t tid, pid_t tgid, int dirfd, std::string_view path);
+
+// The root directory every target resolves absolute paths against. The tree
+// can't chroot, pivot_root or unshare a mount namespace (no capabilities, no
+// user namespaces), so it is the supervisor's own root, opened once.
+int rootFd();
+
+// openat2 from rootFd() with RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS.
+// Returns the fd, or -errno (ELOOP: a symlink was on the way).
+int openNoSymlinks(const std::string& abs_path, uint64_t flags, uint64_t mode = 0);
+
 // The kernel's idea of the absolute path of an O_PATH fd (readlink of
 // /proc/self/fd/N), without a " (deleted)" suffix.
 Result<std::string> fdPath(int fd);
