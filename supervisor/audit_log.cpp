@@ -170,7 +170,13 @@ uint64_t AuditLog::emitLocked(const AuditEvent& event) {
       drop(sink, seq);
       continue;
     }
-    if (!sink.want_writable && sink.pending()) writeSome(sink);
+    // Normally a sink that said EAGAIN waits for flush(); but if this event
+    // would not fit, one more non-blocking try is cheaper than losing it (and
+    // covers a loop that flushes only on a timer).
+    if (sink.pending() &&
+        (!sink.want_writable || sink.pending() + line.size() > options_.max_buffer_bytes)) {
+      writeSome(sink);
+    }
     maybeReportDrops(sink, now, /*force=*/must_keep);
     // While a loss is unreported the sink takes nothing new, so each dropped
     // record describes one contiguous seq range that precedes it.

@@ -36,10 +36,11 @@ class SleepChild {
       execl("/bin/sleep", "sleep", "30", static_cast<char*>(nullptr));
       _exit(127);
     }
-    // Wait until the exec happened, so /proc shows sleep and not our copy.
-    const std::string want = realPath("/bin/sleep");
-    for (int i = 0; i < 200 && readLinkOrEmpty("/proc/" + std::to_string(pid_) + "/exe") != want;
-         ++i) {
+    // Wait until the exec completed, so /proc shows sleep and not our copy.
+    // /proc/PID/exe switches before the new argv area is set up, so wait for
+    // the argv too.
+    const std::vector<std::string> kArgv = {"sleep", "30"};
+    for (int i = 0; i < 200 && readProcessInfo(pid_, 0).argv != kArgv; ++i) {
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
   }
