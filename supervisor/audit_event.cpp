@@ -50,9 +50,7 @@ void putArgv(Json& obj, const std::string& key, const std::vector<std::string>& 
   }
 }
 
-Json idOrNull(uint32_t id) {
-  return id == ProcessInfo::kUnknownId ? Json(nullptr) : Json(id);
-}
+Json idOrNull(uint32_t id) { return id == ProcessInfo::kUnknownId ? Json(nullptr) : Json(id); }
 
 Json encodeProcess(const ProcessInfo& p) {
   Json o = Json::object();
@@ -119,11 +117,13 @@ constexpr FlagName kOpenFlags[] = {
 constexpr int kSyncBit = 04000000;      // __O_SYNC; O_SYNC = __O_SYNC | O_DSYNC
 constexpr int kTmpfileBit = 020000000;  // __O_TMPFILE; O_TMPFILE = __O_TMPFILE | O_DIRECTORY
 
-constexpr FlagName kRenameFlags[] = {{1, "RENAME_NOREPLACE"}, {2, "RENAME_EXCHANGE"},
-                                     {4, "RENAME_WHITEOUT"}};
+constexpr FlagName kRenameFlags[] = {
+    {1, "RENAME_NOREPLACE"}, {2, "RENAME_EXCHANGE"}, {4, "RENAME_WHITEOUT"}};
 constexpr FlagName kXattrFlags[] = {{1, "XATTR_CREATE"}, {2, "XATTR_REPLACE"}};
-constexpr FlagName kAtFlags[] = {{0x100, "AT_SYMLINK_NOFOLLOW"}, {0x200, "AT_REMOVEDIR"},
-                                 {0x400, "AT_SYMLINK_FOLLOW"},   {0x800, "AT_NO_AUTOMOUNT"},
+constexpr FlagName kAtFlags[] = {{0x100, "AT_SYMLINK_NOFOLLOW"},
+                                 {0x200, "AT_REMOVEDIR"},
+                                 {0x400, "AT_SYMLINK_FOLLOW"},
+                                 {0x800, "AT_NO_AUTOMOUNT"},
                                  {0x1000, "AT_EMPTY_PATH"}};
 
 std::string hexBits(unsigned v) {
@@ -174,10 +174,18 @@ std::vector<std::string> openFlagNames(int flags) {
   unsigned f = unsigned(flags);
   std::vector<std::string> out;
   switch (f & 3u) {
-    case 0: out.emplace_back("O_RDONLY"); break;
-    case 1: out.emplace_back("O_WRONLY"); break;
-    case 2: out.emplace_back("O_RDWR"); break;
-    default: out.emplace_back("O_ACCMODE"); break;  // 3: invalid, but callers can pass it
+    case 0:
+      out.emplace_back("O_RDONLY");
+      break;
+    case 1:
+      out.emplace_back("O_WRONLY");
+      break;
+    case 2:
+      out.emplace_back("O_RDWR");
+      break;
+    default:
+      out.emplace_back("O_ACCMODE");
+      break;  // 3: invalid, but callers can pass it
   }
   f &= ~3u;
   if (f & unsigned(kTmpfileBit)) {

@@ -12,11 +12,10 @@
 #include <time.h>
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "supervisor/process_info.h"
 
@@ -35,8 +34,8 @@ struct SessionInfo {
 
 // How the supervised command ended (session end event).
 struct ExitStatus {
-  int code = -1;    // exit code when it exited normally, else -1
-  int signal = 0;   // terminating signal, else 0
+  int code = -1;   // exit code when it exited normally, else -1
+  int signal = 0;  // terminating signal, else 0
   bool core_dumped = false;
   static ExitStatus fromWaitStatus(int wait_status);
 };
@@ -99,7 +98,7 @@ AuditEvent sessionStartEvent(std::vector<std::string> command, nlohmann::json po
 AuditEvent sessionEndEvent(ExitStatus exit, const AuditCounters& counters);
 
 // Helpers, exposed for tests and for the other output formats.
-std::string formatRfc3339(timespec time);  // 2026-11-29T10:33:11.123456789Z
+std::string formatRfc3339(timespec time);           // 2026-11-29T10:33:11.123456789Z
 std::vector<std::string> openFlagNames(int flags);  // ["O_WRONLY","O_CREAT"]
 std::vector<std::string> flagNames(std::string_view operation, int flags);
 std::string errnoName(int err);  // "EACCES"; "" for 0

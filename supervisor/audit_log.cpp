@@ -210,8 +210,8 @@ void AuditLog::drop(Sink& sink, uint64_t seq) {
 
 void AuditLog::maybeReportDrops(Sink& sink, timespec now, bool force) {
   if (sink.lost_count == 0 || sink.failed) return;
-  std::string line = encodeDropped(session_, now, sink.lost_count, sink.lost_first,
-                                   sink.lost_last, sink.lost_total);
+  std::string line = encodeDropped(session_, now, sink.lost_count, sink.lost_first, sink.lost_last,
+                                   sink.lost_total);
   line += '\n';
   if (!force && sink.pending() + line.size() > options_.max_buffer_bytes) return;
   append(sink, line);

@@ -90,7 +90,7 @@ class AuditLog {
     std::string name;
     UniqueFd fd;
     WriteMode mode = WriteMode::kFile;
-    std::string buf;           // unwritten bytes start at buf[off]
+    std::string buf;  // unwritten bytes start at buf[off]
     size_t off = 0;
     std::deque<size_t> lines;  // lengths of the lines in buf, front partly written by `head`
     size_t head = 0;

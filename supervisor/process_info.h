@@ -27,9 +27,9 @@ struct ProcessInfo {
   int ppid = -1;            // -1: unknown (process gone)
   uint64_t start_time = 0;  // /proc/PID/stat field 22, clock ticks since boot; 0: unknown
   uint32_t uid = kUnknownId, euid = kUnknownId, gid = kUnknownId;
-  std::string comm;  // the thread's comm (threads may rename themselves)
-  std::string exe;   // readlink /proc/PID/exe, as seen from the supervisor's mount ns
-  std::string cwd;   // readlink /proc/PID/task/TID/cwd
+  std::string comm;     // the thread's comm (threads may rename themselves)
+  std::string exe;      // readlink /proc/PID/exe, as seen from the supervisor's mount ns
+  std::string cwd;      // readlink /proc/PID/task/TID/cwd
   std::string profile;  // policy profile, set by the supervisor's process table
   std::vector<std::string> argv;
 };

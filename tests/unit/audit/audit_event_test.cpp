@@ -1,12 +1,11 @@
 // encodeEvent(): the native schema 1.0 as docs/audit-events.md describes it.
-#include <fcntl.h>
-
-#include <regex>
-
-#include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
-
 #include "supervisor/audit_event.h"
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <regex>
 
 namespace sv::supervisor {
 namespace {
@@ -132,13 +131,18 @@ TEST(AuditEventTest, InvalidUtf8IsReplacedAndKeptAsBase64) {
   e.operation = "unlink";
   e.decision = "allow";
   e.process = &proc;
-  e.file.path = std::string("/tmp/a\xff\xfe" "b");
+  e.file.path = std::string(
+      "/tmp/a\xff\xfe"
+      "b");
   e.file.path2 = "/tmp/ok-\xc3\xa9";  // valid UTF-8 é: no _b64
   std::string line;
   ASSERT_NO_THROW(line = encodeEvent(e, SessionInfo{"id", "h"}, 1, timespec{0, 0}));
   json j = json::parse(line);
-  EXPECT_EQ(j["file"]["path"], "/tmp/a\xEF\xBF\xBD\xEF\xBF\xBD" "b");
-  EXPECT_EQ(j["file"]["path_b64"], base64Encode(std::string("/tmp/a\xff\xfe" "b")));
+  EXPECT_EQ(j["file"]["path"],
+            "/tmp/a\xEF\xBF\xBD\xEF\xBF\xBD"
+            "b");
+  EXPECT_EQ(j["file"]["path_b64"], base64Encode(std::string("/tmp/a\xff\xfe"
+                                                            "b")));
   EXPECT_EQ(j["file"]["path_b64"], "L3RtcC9h//5i");
   EXPECT_EQ(j["file"]["path2"], "/tmp/ok-\xc3\xa9");
   EXPECT_FALSE(j["file"].contains("path2_b64"));
@@ -149,12 +153,15 @@ TEST(AuditEventTest, InvalidUtf8IsReplacedAndKeptAsBase64) {
 TEST(AuditEventTest, Utf8Validation) {
   EXPECT_TRUE(isValidUtf8("plain"));
   EXPECT_TRUE(isValidUtf8("\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80"));  // é € 😀
-  EXPECT_FALSE(isValidUtf8("\xc0\xaf"));          // overlong '/'
-  EXPECT_FALSE(isValidUtf8("\xe0\x80\xaf"));      // overlong 3-byte
-  EXPECT_FALSE(isValidUtf8("\xed\xa0\x80"));      // surrogate
-  EXPECT_FALSE(isValidUtf8("\xf4\x90\x80\x80"));  // > U+10FFFF
-  EXPECT_FALSE(isValidUtf8("\xe2\x82"));          // truncated
-  EXPECT_EQ(toValidUtf8("a\xe2\x82" "b"), "a\xEF\xBF\xBD\xEF\xBF\xBD" "b");
+  EXPECT_FALSE(isValidUtf8("\xc0\xaf"));                             // overlong '/'
+  EXPECT_FALSE(isValidUtf8("\xe0\x80\xaf"));                         // overlong 3-byte
+  EXPECT_FALSE(isValidUtf8("\xed\xa0\x80"));                         // surrogate
+  EXPECT_FALSE(isValidUtf8("\xf4\x90\x80\x80"));                     // > U+10FFFF
+  EXPECT_FALSE(isValidUtf8("\xe2\x82"));                             // truncated
+  EXPECT_EQ(toValidUtf8("a\xe2\x82"
+                        "b"),
+            "a\xEF\xBF\xBD\xEF\xBF\xBD"
+            "b");
 }
 
 TEST(AuditEventTest, Base64) {
@@ -223,15 +230,15 @@ TEST(AuditEventTest, SessionEvents) {
   EXPECT_EQ(start["session"]["supervisor_pid"], getpid());
 
   AuditCounters c{10, 2, 1, 3};
-  json end = json::parse(encodeEvent(sessionEndEvent(ExitStatus{3, 0, false}, c), s, 11,
-                                     timespec{0, 0}));
+  json end =
+      json::parse(encodeEvent(sessionEndEvent(ExitStatus{3, 0, false}, c), s, 11, timespec{0, 0}));
   EXPECT_EQ(end["operation"], "end");
   EXPECT_EQ(end["session"]["exit"], (json{{"code", 3}}));
   EXPECT_EQ(end["session"]["counters"],
             (json{{"decisions", 10}, {"denials", 2}, {"would_deny", 1}, {"dropped", 3}}));
 
-  json killed = json::parse(encodeEvent(
-      sessionEndEvent(ExitStatus::fromWaitStatus(SIGKILL), c), s, 12, timespec{0, 0}));
+  json killed = json::parse(
+      encodeEvent(sessionEndEvent(ExitStatus::fromWaitStatus(SIGKILL), c), s, 12, timespec{0, 0}));
   EXPECT_TRUE(killed["session"]["exit"]["code"].is_null());
   EXPECT_EQ(killed["session"]["exit"]["signal"], "SIGKILL");
   EXPECT_EQ(ExitStatus::fromWaitStatus(7 << 8).code, 7);
@@ -241,8 +248,7 @@ TEST(AuditEventTest, DroppedRecord) {
   json d = json::parse(encodeDropped(SessionInfo{"id", "h"}, timespec{0, 0}, 5, 10, 14, 9));
   EXPECT_EQ(d["operation"], "dropped");
   EXPECT_FALSE(d.contains("seq"));
-  EXPECT_EQ(d["dropped"],
-            (json{{"count", 5}, {"first_seq", 10}, {"last_seq", 14}, {"total", 9}}));
+  EXPECT_EQ(d["dropped"], (json{{"count", 5}, {"first_seq", 10}, {"last_seq", 14}, {"total", 9}}));
 }
 
 TEST(AuditEventTest, SessionIdIsRandom128BitHex) {

@@ -1,19 +1,18 @@
 // AuditLog: sinks, gap-free seq, non-blocking writes and drop accounting.
+#include "supervisor/audit_log.h"
+
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <poll.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdlib>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
-
-#include "supervisor/audit_log.h"
 
 namespace sv::supervisor {
 namespace {

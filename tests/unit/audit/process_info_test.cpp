@@ -1,4 +1,7 @@
 // readProcessInfo() and ProcessCache against real processes.
+#include "supervisor/process_info.h"
+
+#include <gtest/gtest.h>
 #include <limits.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -7,10 +10,6 @@
 #include <chrono>
 #include <cstdlib>
 #include <thread>
-
-#include <gtest/gtest.h>
-
-#include "supervisor/process_info.h"
 
 namespace sv::supervisor {
 namespace {
