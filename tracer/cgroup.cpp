@@ -176,8 +176,12 @@ Status SessionCgroup::kill() {
   Status st = writeFile(path_ + "/cgroup.kill", "1");
   if (st.ok()) return st;
   if (st.error().code != ENOENT) return st;
-  // No cgroup.kill (before 5.14): kill pid by pid until the list stays empty;
-  // a process may fork between our read and its death.
+  return killEachProcess();
+}
+
+Status SessionCgroup::killEachProcess() {
+  // Kill pid by pid until the list stays empty: a process may fork between our
+  // read of cgroup.procs and its death, and its child lands in this cgroup too.
   for (int round = 0; round < 100; ++round) {
     auto procs = readSmallFile(path_ + "/cgroup.procs");
     if (!procs) return procs.error();

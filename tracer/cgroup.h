@@ -47,6 +47,9 @@ class SessionCgroup {
   // SIGKILLs every process: cgroup.kill (5.14), else SIGKILL of each pid in
   // cgroup.procs until it stays empty (a forking tree may add pids meanwhile).
   Status kill();
+  // The fallback alone (public so it can be tested on hosts with cgroup.kill).
+  // Returns once cgroup.procs reads empty; processes may still be exiting.
+  Status killEachProcess();
   // cgroup.events "populated": any live process in this cgroup or below.
   Result<bool> populated();
   // pids.max; fails with ENOTSUP and a reason when the pids controller is not

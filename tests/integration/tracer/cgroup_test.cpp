@@ -113,6 +113,46 @@ TEST_F(CgroupTest, AddProcessAndDestructorKillsSurvivors) {
   EXPECT_FALSE(exists(dir));
 }
 
+TEST_F(CgroupTest, PidByPidFallbackKillsAForkingTree) {
+  auto cg = SessionCgroup::create(name());
+  ASSERT_TRUE(cg.ok()) << cg.error().message();
+  int go[2];
+  ASSERT_EQ(pipe(go), 0);
+  pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    // Starts forking only once it is in the cgroup; every child lands there too.
+    close(go[1]);
+    char byte;
+    if (read(go[0], &byte, 1) != 1) _exit(1);
+    for (;;) {
+      pid_t c = fork();
+      if (c == 0) {
+        for (;;) pause();
+      }
+      usleep(1000);
+    }
+  }
+  close(go[0]);
+  Status added = cg->addProcess(pid);
+  if (!added.ok()) kill(pid, SIGKILL);
+  ASSERT_TRUE(added.ok()) << added.error().message();
+  ASSERT_EQ(write(go[1], "g", 1), 1);
+  close(go[1]);
+  usleep(20000);  // let it fork a few
+  ASSERT_TRUE(cg->killEachProcess().ok());
+  int status = waitStatus(pid);
+  EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) << describeStatus(status);
+  bool emptied = false;
+  for (int i = 0; i < 100 && !emptied; ++i) {
+    auto pop = cg->populated();
+    ASSERT_TRUE(pop.ok());
+    emptied = !*pop;
+    if (!emptied) usleep(10000);
+  }
+  EXPECT_TRUE(emptied);
+}
+
 TEST_F(CgroupTest, PidsMaxWorksOrSaysWhy) {
   auto cg = SessionCgroup::create(name());
   ASSERT_TRUE(cg.ok()) << cg.error().message();

@@ -5,6 +5,7 @@
 #include <asm/unistd.h>
 #include <fcntl.h>
 #include <linux/io_uring.h>
+#include <linux/openat2.h>
 #include <sched.h>
 #include <seccomp.h>
 #include <signal.h>
@@ -129,7 +130,29 @@ TEST(SeccompFilterTest, WithoutListenerNotifiedSyscallsFailButReadsWork) {
     if (errnoOf(mkdir("/tmp/sv-never-created-dir", 0755)) != ENOSYS) return 4;
     if (errnoOf(unlink("/tmp/sv-never-created")) != ENOSYS) return 5;
     if (errnoOf(syscall(452, AT_FDCWD, "/tmp", 0755, 0)) != ENOSYS) return 6;  // fchmodat2
+    if (errnoOf(open("/tmp/sv-never", O_RDONLY | O_CREAT, 0644)) != ENOSYS) return 7;
+    if (errnoOf(open("/tmp/sv-never", O_RDONLY | O_TRUNC)) != ENOSYS) return 8;
+    if (errnoOf(open("/tmp", O_TMPFILE | O_WRONLY, 0600)) != ENOSYS) return 9;
+    if (errnoOf(openat(AT_FDCWD, "/tmp/sv-never", O_RDWR)) != ENOSYS) return 10;
+    open_how how{};
+    how.flags = O_RDONLY;
+    if (errnoOf(syscall(__NR_openat2, AT_FDCWD, "/etc/hostname", &how, sizeof(how))) != ENOSYS) {
+      return 11;  // openat2 always notified: its flags are in memory
+    }
+    if (errnoOf(rename("/tmp/sv-a", "/tmp/sv-b")) != ENOSYS) return 12;
+    if (errnoOf(chmod("/tmp/sv-never", 0600)) != ENOSYS) return 13;
+    if (errnoOf(execl("/bin/true", "true", nullptr)) != ENOSYS) return 14;  // notify_exec
     return 0;
+  });
+  EXPECT_CHILD_EXIT0(status);
+}
+
+TEST(SeccompFilterTest, ExecNotNotifiedWhenPlanSaysSo) {
+  policy::SeccompPlan plan;
+  plan.notify_exec = false;
+  int status = runFiltered(plan, [] {
+    execl("/bin/true", "true", nullptr);
+    return 1;
   });
   EXPECT_CHILD_EXIT0(status);
 }
