@@ -1,11 +1,15 @@
-// Landlock rulesets enforced in a forked child: read-only roots, file rules,
-// skipped missing paths.
+// Landlock rulesets enforced in a forked child: read-only and write roots, file
+// rules, exec, scopes (ABI 6), every older ABI, skipped missing paths.
 #include "tracer/landlock.h"
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
+#include <cstddef>
+#include <cstring>
 #include <fstream>
 
 #include "test_util.h"
@@ -154,6 +158,58 @@ TEST_F(LandlockTest, SignalScopeBlocksSignalsOutsideTheDomain) {
   EXPECT_TRUE(WIFEXITED(blocked) && WEXITSTATUS(blocked) == 20) << describeStatus(blocked);
   int allowed = signalParent(unscoped->get());
   EXPECT_CHILD_EXIT0(allowed);
+}
+
+TEST_F(LandlockTest, AbstractUnixScopeBlocksConnectOutsideTheDomain) {
+  if (abi_ < 6) GTEST_SKIP() << "needs landlock ABI 6 (scopes): abi=" << abi_;
+  UniqueFd server(socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  ASSERT_TRUE(server);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::string name = "sv-landlock-test-" + std::to_string(getpid());
+  std::memcpy(addr.sun_path + 1, name.data(), name.size());  // abstract: leading NUL
+  socklen_t len = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + 1 + name.size());
+  ASSERT_EQ(bind(server.get(), reinterpret_cast<sockaddr*>(&addr), len), 0);
+  ASSERT_EQ(listen(server.get(), 4), 0);
+  policy::LandlockPlan plan;
+  plan.rules.push_back({"/", true, false, false});
+  for (bool scoped : {true, false}) {
+    plan.scope_abstract_unix = scoped;
+    auto rs = buildLandlockRuleset(plan, abi_);
+    ASSERT_TRUE(rs.ok()) << rs.error().message();
+    int status = runInChild([&] {
+      if (restrictSelf(rs->get()) != 0) return 10;
+      int s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+      if (s < 0) return 11;
+      if (connect(s, reinterpret_cast<sockaddr*>(&addr), len) == 0) return 0;
+      return errno == EPERM ? 20 : 21;
+    });
+    if (scoped) {
+      EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 20) << describeStatus(status);
+    } else {
+      EXPECT_CHILD_EXIT0(status);
+    }
+  }
+}
+
+TEST_F(LandlockTest, EveryAbiUpToTheKernelsBuildsAWorkingRuleset) {
+  // Older ABIs pass a shorter ruleset attr and fewer rights: each must work on
+  // this kernel, as it would on a kernel that only knows that ABI.
+  std::string g = rw_ + "/g.txt", out = outside_ + "/h.txt";
+  for (int abi = 1; abi <= abi_; ++abi) {
+    policy::LandlockPlan plan;
+    plan.rules.push_back({rw_, true, true, true});
+    plan.rules.push_back({ro_ + "/f.txt", true, true, false});
+    auto rs = buildLandlockRuleset(plan, abi);
+    ASSERT_TRUE(rs.ok()) << "abi " << abi << ": " << rs.error().message();
+    int status = runInChild([&] {
+      if (restrictSelf(rs->get()) != 0) return 10;
+      if (openErr(g, O_RDWR) != 0) return 11;
+      if (openErr(out, O_RDONLY) != EACCES) return 12;
+      return 0;
+    });
+    EXPECT_CHILD_EXIT0(status) << "abi " << abi;
+  }
 }
 
 TEST_F(LandlockTest, HandledRightsGrowWithAbi) {

@@ -6,6 +6,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 
 #include <cstring>
@@ -159,6 +160,25 @@ TEST(NotifyTest, ExecIsNotifiedAndContinued) {
   ASSERT_NE(req, nullptr);
   EXPECT_EQ(req->data.nr, __NR_execve);
   ASSERT_TRUE(s.listener->respondContinue(req->id).ok());
+  int status = s.wait();
+  EXPECT_CHILD_EXIT0(status);
+}
+
+TEST(NotifyTest, ClosingTheListenerFailsPendingSyscallsWithEnosys) {
+  // Fail closed: if the supervisor goes away, a pending and every later
+  // notified syscall fails instead of running undecided.
+  SV_REQUIRE_NOTIFY();
+  Supervised s;
+  startSupervised(s, {}, [] {
+    int fd = open("/tmp/sv-notify-never", O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+    if (fd >= 0 || errno != ENOSYS) return 1;
+    if (mkdir("/tmp/sv-notify-never-dir", 0755) == 0 || errno != ENOSYS) return 2;
+    return 0;
+  });
+  ASSERT_TRUE(s.listener);
+  seccomp_notif* req = nextNotification(*s.listener);
+  ASSERT_NE(req, nullptr);
+  s.listener.reset();  // closes the listener fd with the notification pending
   int status = s.wait();
   EXPECT_CHILD_EXIT0(status);
 }
