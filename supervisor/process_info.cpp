@@ -108,6 +108,13 @@ uint64_t readStartTime(int pid) {
   return parseStat(stat).start_time;
 }
 
+int readParentPid(int pid) {
+  std::string stat;
+  if (pid <= 0 || !readSmallFile("/proc/" + std::to_string(pid) + "/stat", stat, 4096)) return -1;
+  StatFields f = parseStat(stat);
+  return f.ok ? f.ppid : -1;
+}
+
 ProcessInfo readProcessInfo(int pid, int tid) {
   ProcessInfo info;
   info.pid = pid;

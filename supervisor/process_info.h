@@ -40,6 +40,8 @@ ProcessInfo readProcessInfo(int pid, int tid);
 
 // Only the start time (one small read), for cache validation. 0 if gone.
 uint64_t readStartTime(int pid);
+// Only the parent pid (one small read), for walking up the tree. -1 if gone.
+int readParentPid(int pid);
 
 // LRU cache of ProcessInfo. Not thread-safe: used from the supervisor loop.
 class ProcessCache {

@@ -4,7 +4,9 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <poll.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -265,6 +267,53 @@ TEST(AuditLogTest, SessionEventsAreNeverDropped) {
   bool found = false;
   for (const auto& l : parseLines(text)) found |= l["operation"] == "start";
   EXPECT_TRUE(found);
+}
+
+TEST(AuditLogTest, SocketSink) {
+  int sv[2];
+  ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+  UniqueFd reader(sv[0]);
+  AuditLog log(SessionInfo{"s", "h"});
+  ASSERT_TRUE(log.addFdSink(UniqueFd(sv[1])).ok());
+  log.emit(decision("deny", "/etc/shadow"));
+  log.close();  // closes our end: the reader sees EOF
+  auto lines = parseLines(readAll(reader.get()));
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_EQ(lines[0]["file"]["path"], "/etc/shadow");
+}
+
+// The stdout sink shares the command's stdout: it must not make that
+// description non-blocking. Runs in a child so our own stdout is untouched.
+TEST(AuditLogTest, StdoutSinkLeavesStdoutBlocking) {
+  Pipe p;
+  pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    if (dup2(p.w.get(), STDOUT_FILENO) < 0) _exit(10);
+    AuditLog log(SessionInfo{"s", "h"});
+    if (!log.addStdoutSink().ok()) _exit(11);
+    log.emit(decision("allow"));
+    log.close();
+    if (fcntl(STDOUT_FILENO, F_GETFL) & O_NONBLOCK) _exit(12);
+    _exit(0);
+  }
+  p.w.reset();
+  std::string text = readAll(p.r.get());
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+  auto lines = parseLines(text);
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_EQ(lines[0]["seq"], 1);
+}
+
+TEST(AuditLogTest, EmitAfterCloseIsCountedAsDropped) {
+  AuditLog log(SessionInfo{"s", "h"});
+  log.close();
+  EXPECT_EQ(log.emit(decision("deny")), 1u);
+  EXPECT_EQ(log.counters().dropped, 1u);
+  EXPECT_EQ(log.counters().denials, 1u);
 }
 
 }  // namespace

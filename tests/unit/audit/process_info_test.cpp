@@ -69,6 +69,7 @@ TEST(ProcessInfoTest, ReadsTheTestProcessItself) {
   EXPECT_EQ(p.argv, ::testing::internal::GetArgvs());
   EXPECT_FALSE(p.comm.empty());
   EXPECT_EQ(p.start_time, readStartTime(getpid()));
+  EXPECT_EQ(readParentPid(getpid()), getppid());
 }
 
 TEST(ProcessInfoTest, ReadsAnotherProcess) {
@@ -98,6 +99,7 @@ TEST(ProcessInfoTest, DeadPidLeavesFieldsEmpty) {
   EXPECT_TRUE(p.cwd.empty());
   EXPECT_TRUE(p.argv.empty());
   EXPECT_EQ(readStartTime(pid), 0u);
+  EXPECT_EQ(readParentPid(pid), -1);
 }
 
 TEST(ProcessCacheTest, HitsInvalidatesAndDetectsReuse) {
