@@ -17,6 +17,8 @@
 //                       content/mode/mtime/link count are unchanged, the audit
 //                       has a deny event with the right rule id and stderr the
 //                       "supervise: denied ... (rule ID" line.
+//    Protected.DenialLineAndAuditEventShape  the exact stderr line and the
+//                       fields of the deny event (errno, rule, file, process).
 //    Protected.NewFilesMatchingGlobs  files created after start that match a
 //                       deny glob at any depth are denied too (and absent).
 //  3 Outside.*          reads outside the readable roots and writes outside the
@@ -543,6 +545,41 @@ INSTANTIATE_TEST_SUITE_P(AllRoutes, ProtectedRoutes, testing::ValuesIn(kRoutes),
                          });
 
 class Protected : public E2eTest {};
+
+TEST_F(Protected, DenialLineAndAuditEventShape) {
+  writeFile(ws(".env"), "SECRET=hunter2\n", 0600);
+  auto r = bash("echo PWNED > .env");
+  EXPECT_EQ(r.status, 1) << r.describe();
+  EXPECT_EQ(readFile(ws(".env")), "SECRET=hunter2\n");
+  EXPECT_TRUE(contains(r.err, "supervise: denied write to .env (rule deny-write-env: "))
+      << r.describe();
+  EXPECT_TRUE(contains(r.err, ".env: Permission denied")) << r.describe();
+  const json* deny = nullptr;
+  uint64_t last_seq = 0;
+  bool seq_increasing = true;
+  const auto events = audit();
+  for (const auto& e : events) {
+    const uint64_t seq = e.value("seq", uint64_t{0});
+    if (seq <= last_seq && last_seq != 0) seq_increasing = false;
+    last_seq = seq;
+    EXPECT_EQ(e.value("session_id", ""), events.front().value("session_id", "")) << e.dump();
+    if (!deny && str(e, "decision") == "deny") deny = &e;
+  }
+  EXPECT_TRUE(seq_increasing) << readFile(audit_);
+  ASSERT_NE(deny, nullptr) << readFile(audit_);
+  const json& e = *deny;
+  EXPECT_EQ(str(e, "category"), "file") << e.dump();
+  EXPECT_EQ(e.value("errno", ""), "EACCES") << e.dump();
+  EXPECT_EQ(ruleId(e), "deny-write-env") << e.dump();
+  EXPECT_FALSE(e["rule"].value("reason", "").empty()) << e.dump();
+  EXPECT_FALSE(str(e, "enforced_by").empty()) << e.dump();
+  EXPECT_FALSE(str(e, "time").empty()) << e.dump();
+  EXPECT_TRUE(e.contains("syscall") && e["syscall"].value("name", "") != "") << e.dump();
+  EXPECT_EQ(e["file"].value("path", ""), ws(".env")) << e.dump();
+  ASSERT_TRUE(e.contains("process")) << e.dump();
+  EXPECT_GT(e["process"].value("pid", 0), 0) << e.dump();
+  EXPECT_EQ(e["process"].value("cwd", ""), ws_) << e.dump();
+}
 
 TEST_F(Protected, NewFilesMatchingGlobsAreDenied) {
   makeRepo();
