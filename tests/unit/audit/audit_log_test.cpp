@@ -269,6 +269,16 @@ TEST(AuditLogTest, SessionEventsAreNeverDropped) {
   EXPECT_TRUE(found);
 }
 
+TEST(AuditLogTest, FifoPathWithoutReaderFailsInsteadOfBlocking) {
+  TempDir dir;
+  const std::string path = dir.path() + "/fifo";
+  ASSERT_EQ(mkfifo(path.c_str(), 0600), 0);
+  AuditLog log(SessionInfo{"s", "h"});
+  Status st = log.addFileSink(path);  // a blocking open would hang here
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.error().code, ENXIO);
+}
+
 TEST(AuditLogTest, SocketSink) {
   int sv[2];
   ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
