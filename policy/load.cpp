@@ -663,12 +663,13 @@ std::shared_ptr<Policy> Loader::finish() {
   checkSwitches(p.exec);
   for (const auto& [_, prof] : p.profiles) checkSwitches(prof.exec);
 
-  // Duplicate ids. Generated ids repeat when two layers list the same entry,
-  // which is harmless; a repeated explicit id is ambiguous in the audit log.
+  // Duplicate ids. The same rule listed by two layers (a policy file that
+  // repeats a preset entry, or two files listing one path) is harmless; two
+  // different rules under one id make the audit log ambiguous.
   struct IdUse {
     std::string_view id;
     const Origin* origin;
-    bool generated;
+    std::string key;  // section + resolved pattern: what the rule does
   };
   std::vector<IdUse> ids;
   auto collectFs = [&](const FilesystemRules& fs, const std::string& pre) {
@@ -677,17 +678,17 @@ std::shared_ptr<Policy> Loader::finish() {
                         : list == &fs.writable_roots ? "writableRoots"
                         : list == &fs.deny_read      ? "denyRead"
                                                      : "denyWrite";
-      for (const auto& r : *list) ids.push_back({r.id, &r.origin, r.id == pre + sec + ":" + r.pattern});
+      for (const auto& r : *list) ids.push_back({r.id, &r.origin, pre + sec + "|" + r.glob.pattern()});
     }
   };
   auto collectExec = [&](const ExecRules& ex, const std::string& pre) {
-    for (const auto& r : ex.allow) ids.push_back({r.id, &r.origin, r.id == pre + "exec.allow:" + r.pattern});
-    for (const auto& r : ex.deny) ids.push_back({r.id, &r.origin, r.id == pre + "exec.deny:" + r.pattern});
+    for (const auto& r : ex.allow) ids.push_back({r.id, &r.origin, pre + "exec.allow|" + r.glob.pattern()});
+    for (const auto& r : ex.deny) ids.push_back({r.id, &r.origin, pre + "exec.deny|" + r.glob.pattern()});
     for (const auto& r : ex.switches)
-      ids.push_back({r.id, &r.origin, r.id == pre + "exec.switch:" + r.pattern});
+      ids.push_back({r.id, &r.origin, pre + "exec.switch|" + r.glob.pattern() + "|" + r.profile});
   };
   auto collectNet = [&](const NetworkRules& n, const std::string& pre) {
-    for (const auto& r : n.allow) ids.push_back({r.id, &r.origin, r.id == pre + "network.allow:" + r.spec});
+    for (const auto& r : n.allow) ids.push_back({r.id, &r.origin, pre + "network.allow|" + r.spec});
   };
   collectFs(p.filesystem, "");
   collectExec(p.exec, "");
@@ -701,7 +702,7 @@ std::shared_ptr<Policy> Loader::finish() {
   for (size_t i = 0; i < ids.size(); ++i) {
     for (size_t j = 0; j < i; ++j) {
       if (ids[i].id != ids[j].id) continue;
-      if (ids[i].generated && ids[j].generated) {
+      if (ids[i].key == ids[j].key) {
         if (ids[i].origin->file == ids[j].origin->file) {
           errorAtOrigin(*ids[i].origin, "duplicate entry (same as " + where(*ids[j].origin) + ")",
                         true);

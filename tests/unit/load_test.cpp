@@ -296,6 +296,17 @@ TEST(Load, Warnings) {
       << all(res);
 }
 
+TEST(Load, RepeatingAPresetRuleIsFine) {
+  // A file that copies the preset's rules (ids included) layers cleanly.
+  LoadRequest r = request(R"({"filesystem": {"denyWrite": [
+      {"path": ".env", "id": "deny-write-env", "reason": "secrets stay out of the agent's reach"},
+      ".env", ".env"]}})", "code-sandbox");
+  LoadResult res = load(r);
+  EXPECT_TRUE(res.ok()) << all(res);
+  EXPECT_EQ(warnings(res), (std::vector<std::string>{
+                               "p.json:3:15: warning: duplicate entry (same as p.json:3:7)"}));
+}
+
 TEST(Load, ContradictionAcrossLayersIsAWarning) {
   LoadResult res = load(request(R"({"filesystem": {"denyWrite": ["."]}})", "code-sandbox"));
   EXPECT_TRUE(res.ok()) << all(res);
