@@ -33,8 +33,9 @@ constexpr std::string_view kReasonLoopback = "loopback is allowed in network.mod
 // Collects explain steps; a null tracer records nothing (decide()).
 struct Tracer {
   std::vector<Step>* steps = nullptr;
-  void add(std::string_view id, std::string desc, bool matched) {
-    if (steps) steps->push_back({std::string(id), std::move(desc), matched});
+  // Takes views so that decide() (steps == nullptr) never builds a string.
+  void add(std::string_view id, std::string_view desc, bool matched) {
+    if (steps) steps->push_back({std::string(id), std::string(desc), matched});
   }
   bool on() const { return steps != nullptr; }
 };

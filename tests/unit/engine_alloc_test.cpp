@@ -1,0 +1,74 @@
+// decide() is on the user-notify hot path and must not allocate: count every
+// global operator new while it runs.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <new>
+
+#include "policy/engine.h"
+#include "policy/load.h"
+
+// The replacement pair below is malloc/free on purpose; gcc cannot see that.
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+
+namespace {
+std::atomic<bool> g_counting{false};
+std::atomic<long> g_allocations{0};
+}  // namespace
+
+void* operator new(std::size_t n) {
+  if (g_counting.load(std::memory_order_relaxed)) g_allocations.fetch_add(1);
+  if (void* p = std::malloc(n ? n : 1)) return p;
+  throw std::bad_alloc();
+}
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+
+namespace sv::policy {
+namespace {
+
+TEST(EngineAlloc, DecideDoesNotAllocate) {
+  LoadRequest r;
+  r.files.push_back({"p.json", R"({
+    "filesystem": {"denyRead": [".ssh/**"], "readableRoots": ["/data"]},
+    "exec": {"deny": ["/usr/bin/ssh"], "switch": [{"match": "/usr/bin/git", "profile": "git"}]},
+    "network": {"allow": ["10.0.0.0/8:443", "github.com:22"]},
+    "profiles": {"git": {"exec": {"allow": ["/usr/bin/ssh"]}, "network": {"allow": ["gitlab.com:22"]}}}
+  })"});
+  r.workspace = "/ws";
+  r.home = "/home/u";
+  LoadResult res = load(r);
+  ASSERT_TRUE(res.ok());
+  Engine engine(res.policy);
+  ResolvedHosts resolved;
+  resolved.add("github.com", *parseIp("140.82.112.3"));
+  Request reqs[8];
+  reqs[0] = {Operation::Read, "/ws/a/.ssh/id_rsa"};
+  reqs[1] = {Operation::Read, "/home/u/nothing/here/at/all"};
+  reqs[2] = {Operation::Write, "/ws/pkg/.env.production"};
+  reqs[3] = {Operation::Write, "/etc/passwd"};
+  reqs[4] = {Operation::Exec, "/usr/bin/ssh", "git"};
+  reqs[5] = {Operation::Exec, "/home/u/bin/x"};
+  reqs[6].op = Operation::Connect;
+  reqs[6].ip = *parseIp("140.82.112.3");
+  reqs[6].port = 22;
+  reqs[6].resolved_hosts = &resolved;
+  reqs[7].op = Operation::Connect;
+  reqs[7].ip = *parseIp("203.0.113.9");
+  reqs[7].port = 80;
+  reqs[7].profile = "git";
+  g_allocations = 0;
+  g_counting = true;
+  int denies = 0;
+  for (const auto& q : reqs) {
+    denies += engine.decide(q).verdict == Verdict::Deny;
+    (void)engine.profileAfterExec("", "/usr/bin/git");
+  }
+  g_counting = false;
+  EXPECT_EQ(g_allocations.load(), 0);
+  EXPECT_EQ(denies, 6);
+}
+
+}  // namespace
+}  // namespace sv::policy
