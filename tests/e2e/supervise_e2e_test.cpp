@@ -19,6 +19,9 @@
 //                       "supervise: denied ... (rule ID" line.
 //    Protected.DenialLineAndAuditEventShape  the exact stderr line and the
 //                       fields of the deny event (errno, rule, file, process).
+//    Protected.RenamingAnAncestorDirectoryKeepsProtection  moving .git/,
+//                       .git/hooks/ or the workspace itself away, writing the
+//                       file under the new name and moving it back fails.
 //    Protected.NewFilesMatchingGlobs  files created after start that match a
 //                       deny glob at any depth are denied too (and absent).
 //  3 Outside.*          reads outside the readable roots and writes outside the
@@ -579,6 +582,32 @@ TEST_F(Protected, DenialLineAndAuditEventShape) {
   ASSERT_TRUE(e.contains("process")) << e.dump();
   EXPECT_GT(e["process"].value("pid", 0), 0) << e.dump();
   EXPECT_EQ(e["process"].value("cwd", ""), ws_) << e.dump();
+}
+
+// Rename a directory above a protected file, write the file under its new
+// path (which no deny glob names), rename the directory back. Either the
+// rename of an ancestor is denied or the protection follows the file; the
+// protected file must end up unchanged.
+TEST_F(Protected, RenamingAnAncestorDirectoryKeepsProtection) {
+  makeRepo();
+  if (HasFatalFailure()) return;
+  const auto config = FileState::of(ws(".git/config"));
+  const auto hook = FileState::of(ws(".git/hooks/pre-commit"));
+  const auto env = FileState::of(ws(".env"));
+  auto r = bash(
+      "mv .git .git-moved && { echo PWNED >> .git-moved/config; mv .git-moved .git; }\n"
+      "mv .git/hooks .git/hooks-moved && { echo PWNED >> .git/hooks-moved/pre-commit;"
+      " mv .git/hooks-moved .git/hooks; }\n"
+      "ws=$(basename \"$PWD\"); cd .. && mv \"$ws\" \"$ws-moved\" &&"
+      " { echo PWNED >> \"$ws-moved/.env\"; mv \"$ws-moved\" \"$ws\"; }\n"
+      "exit 0\n");
+  EXPECT_EQ(r.status, 0) << r.describe();
+  EXPECT_EQ(FileState::of(ws(".git/config")).content, config.content)
+      << "written through a renamed .git/\n" << r.describe();
+  EXPECT_EQ(FileState::of(ws(".git/hooks/pre-commit")).content, hook.content)
+      << "written through a renamed .git/hooks/\n" << r.describe();
+  EXPECT_EQ(FileState::of(ws(".env")).content, env.content)
+      << "written through a renamed workspace\n" << r.describe();
 }
 
 TEST_F(Protected, NewFilesMatchingGlobsAreDenied) {
