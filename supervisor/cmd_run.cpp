@@ -14,9 +14,13 @@ void registerRun(CLI::App& app, CommandContext& ctx) {
   };
   auto args = std::make_shared<RunArgs>();
   args->policy.addTo(app);
+  // One value per occurrence: a greedy list option would take `--` as the end
+  // of its values and then parse the command's own flags as ours.
   app.add_option("--audit-file", args->session.audit_files,
-                 "append JSON audit events to FILE (repeatable)");
-  app.add_option("--audit-fd", args->session.audit_fds, "write JSON audit events to open fd N");
+                 "append JSON audit events to FILE (repeatable)")
+      ->allow_extra_args(false);
+  app.add_option("--audit-fd", args->session.audit_fds, "write JSON audit events to open fd N")
+      ->allow_extra_args(false);
   app.add_flag("--audit-stdout", args->session.audit_stdout,
                "write audit events to stdout (mixes with the command's output)");
   app.add_flag("-q,--quiet", args->session.quiet, "no 'supervise: denied ...' lines on stderr");

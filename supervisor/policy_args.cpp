@@ -21,7 +21,8 @@ void PolicyArgs::addTo(CLI::App& app) {
                  "base preset: code-sandbox (default), audit-only, strict, none");
   app.add_option("-o,--set", overrides,
                  "override a policy key: key=value, or key+=value to append to a list "
-                 "(e.g. -o network.mode=none -o filesystem.writableRoots+=/data)");
+                 "(e.g. -o network.mode=none -o filesystem.writableRoots+=/data)")
+      ->allow_extra_args(false);  // one value per -o, so `--` still starts the command
   app.add_option("--workspace", workspace, "the workspace relative rules refer to (default: cwd)");
 }
 

@@ -5,6 +5,7 @@
 // event with a partial process is better than no event.
 #include "supervisor/process_info.h"
 
+#include <time.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <unistd.h>
@@ -164,20 +165,29 @@ std::shared_ptr<const ProcessInfo> ProcessCache::lookup(int pid, int tid, uint64
   if (tid <= 0) tid = pid;
   Key key{pid, tid};
   auto it = map_.find(key);
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  const uint64_t now_ns = uint64_t(ts.tv_sec) * 1'000'000'000 + uint64_t(ts.tv_nsec);
   if (it != map_.end()) {
+    Entry& entry = *it->second;
+    if (!start_time && now_ns - entry.checked_ns < kRecheckAfterNs) {
+      lru_.splice(lru_.begin(), lru_, it->second);
+      return entry.info;
+    }
     uint64_t now = start_time ? start_time : readStartTime(pid);
     // now == 0: the process is gone; the cached identity is the best we have
     // for an event it produced just before exiting.
-    if (now == 0 || now == it->second->info->start_time) {
+    if (now == 0 || now == entry.info->start_time) {
+      entry.checked_ns = now_ns;
       lru_.splice(lru_.begin(), lru_, it->second);
-      return it->second->info;
+      return entry.info;
     }
     erase(it->second);  // pid reused by a different process
   }
   auto info = std::make_shared<ProcessInfo>(readProcessInfo(pid, tid));
   ++reads_;
   if (auto p = profiles_.find(pid); p != profiles_.end()) info->profile = p->second;
-  lru_.push_front(Entry{key, info});
+  lru_.push_front(Entry{key, info, now_ns});
   map_[key] = lru_.begin();
   while (map_.size() > capacity_) erase(std::prev(lru_.end()));
   return info;

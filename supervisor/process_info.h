@@ -79,7 +79,12 @@ class ProcessCache {
   struct Entry {
     Key key;
     std::shared_ptr<ProcessInfo> info;
+    uint64_t checked_ns = 0;  // CLOCK_MONOTONIC of the last start-time check
   };
+  // How long a start-time check stays good. Reusing a pid means cycling
+  // through pid_max pids; within this window that is out of reach, and it
+  // saves a /proc read on every event of a busy process.
+  static constexpr uint64_t kRecheckAfterNs = 250'000'000;
   using List = std::list<Entry>;
 
   void erase(List::iterator it);
