@@ -13,7 +13,9 @@
 //                       cannot be changed by any route (>, >>, truncate,
 //                       python r+/os.truncate, rename onto/away, hard link,
 //                       write through a symlink, reopen via /proc/self/fd,
-//                       rm, chmod, touch): each attempt fails, the file's
+//                       rm, chmod, chown, touch, /proc/self/root|cwd and ../
+//                       paths, dirfd-relative opens, sed -i, RENAME_EXCHANGE,
+//                       replacing it with a symlink): each attempt fails, the file's
 //                       content/mode/mtime/link count are unchanged, the audit
 //                       has a deny event with the right rule id and stderr the
 //                       "supervise: denied ... (rule ID" line.
@@ -124,6 +126,8 @@ struct FileState {
   mode_t mode = 0;
   nlink_t nlink = 0;
   ino_t ino = 0;
+  uid_t uid = 0;
+  gid_t gid = 0;
   int64_t mtime_ns = 0;
 
   static FileState of(const std::string& path) {
@@ -135,6 +139,8 @@ struct FileState {
     s.mode = st.st_mode;
     s.nlink = st.st_nlink;
     s.ino = st.st_ino;
+    s.uid = st.st_uid;
+    s.gid = st.st_gid;
     s.mtime_ns = int64_t(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
     return s;
   }
@@ -146,7 +152,7 @@ std::ostream& operator<<(std::ostream& os, const FileState& s) {
   char mode[16];
   std::snprintf(mode, sizeof mode, "%o", unsigned(s.mode));
   return os << "{content=" << json(s.content).dump() << " mode=" << mode << " nlink=" << s.nlink
-            << " ino=" << s.ino << " mtime_ns=" << s.mtime_ns << "}";
+            << " ino=" << s.ino << " owner=" << s.uid << ":" << s.gid << " mtime_ns=" << s.mtime_ns << "}";
 }
 
 // ---------------------------------------------------------------------------
@@ -499,6 +505,19 @@ const Route kRoutes[] = {
     {"Remove", R"(rm -f "$F")"},
     {"Chmod", R"(chmod 777 "$F")"},
     {"Touch", R"(touch "$F")"},
+    {"Chown", R"(chown 1:1 "$F")"},
+    {"ViaProcSelfRoot", R"(echo PWNED >> "/proc/self/root$PWD/$F")"},
+    {"ViaProcSelfCwd", R"(echo PWNED >> "/proc/self/cwd/$F")"},
+    {"ViaDotDot", R"(echo PWNED >> "../$(basename "$PWD")/$F")"},
+    {"DirfdRelative",
+     R"(/usr/bin/python3 -c 'import os, sys; d, b = os.path.split(sys.argv[1]); dfd = os.open(d or ".", os.O_RDONLY | os.O_DIRECTORY); os.write(os.open(b, os.O_WRONLY | os.O_APPEND, dir_fd=dfd), b"PWNED")' "$F")"},
+    {"SedInPlace", R"(sed -i s/=/=PWNED/ "$F")"},
+    {"RenameExchange",
+     R"(echo PWNED > "$T" && /usr/bin/python3 -c 'import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+if libc.renameat2(-100, sys.argv[1].encode(), -100, sys.argv[2].encode(), 2) != 0:
+    sys.exit("renameat2(RENAME_EXCHANGE): " + os.strerror(ctypes.get_errno()))' "$T" "$F")"},
+    {"ReplaceWithSymlink", R"(ln -sfn /dev/null "$F")"},
 };
 
 class ProtectedRoutes : public E2eTest, public testing::WithParamInterface<Route> {};
