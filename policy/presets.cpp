@@ -16,6 +16,10 @@ constexpr std::string_view kCodeSandbox = R"json({
   "mode": "enforce",
   "fallback": "fail-closed",
   "filesystem": {
+    "readableRoots": [
+      {"path": "~/.gitconfig", "id": "home-gitconfig", "reason": "git reads the user's configuration"},
+      {"path": "~/.config/git", "id": "home-config-git", "reason": "git reads the user's configuration"}
+    ],
     "writableRoots": [
       {"path": ".", "id": "workspace", "reason": "the workspace is the sandboxed tree's to edit"},
       {"path": "/tmp", "id": "tmp", "reason": "many tools need a temp dir"},
@@ -53,7 +57,9 @@ constexpr std::string_view kStrict = R"json({
   "fallback": "fail-closed",
   "filesystem": {
     "readableRoots": [
-      {"path": ".", "id": "workspace-read-only", "reason": "strict: the workspace is read-only"}
+      {"path": ".", "id": "workspace-read-only", "reason": "strict: the workspace is read-only"},
+      {"path": "~/.gitconfig", "id": "home-gitconfig", "reason": "git reads the user's configuration"},
+      {"path": "~/.config/git", "id": "home-config-git", "reason": "git reads the user's configuration"}
     ],
     "denyWrite": [
       {"path": ".env", "id": "deny-write-env", "reason": "secrets stay out of the agent's reach"},
