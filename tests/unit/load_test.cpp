@@ -221,7 +221,7 @@ TEST(Load, EachValidationErrorWithPosition) {
        "p.json:2:12: error: duplicate rule id \"x\" (first used at p.json:1:40)"},
       {"duplicate id vs preset id", "{\"filesystem\": {\"denyWrite\": [{\"path\": \"a\", \"id\": \"workspace\"}]}}",
        "p.json:1:40: error: duplicate rule id \"workspace\" (first used at "
-       "preset:code-sandbox:7:16)"},
+       "preset:code-sandbox:11:16)"},
       {"contradiction in one file",
        "{\"filesystem\": {\"writableRoots\": [\"/data\"], \"denyWrite\": [\"/data\"]}}",
        "p.json:1:59: error: denyWrite \"/data\" denies exactly what \"/data\" (p.json:1:35) allows; "
