@@ -27,7 +27,9 @@
 //    Protected.NewFilesMatchingGlobs  files created after start that match a
 //                       deny glob at any depth are denied too (and absent).
 //  3 Outside.*          reads outside the readable roots and writes outside the
-//                       writable roots fail with EACCES and leave nothing.
+//                       writable roots fail with EACCES and leave nothing; a
+//                       symlink from the workspace doesn't escape; a binary
+//                       outside can't be executed (126).
 //  4 Race.*             a multi-threaded TOCTOU attack (tests/testprogs) that
 //                       flips the path between ok.txt and .env while opening /
 //                       renaming never changes .env.
@@ -704,6 +706,25 @@ TEST_F(Outside, WriteOutsideWritableRootsFails) {
   auto r = bash("echo PWNED >> " + outside_ + "/secret.txt");
   EXPECT_NE(r.status, 0) << r.describe();
   EXPECT_EQ(readFile(outside_ + "/secret.txt"), "outside-secret\n");
+}
+
+TEST_F(Outside, SymlinkInWorkspaceDoesNotEscape) {
+  ASSERT_EQ(::symlink((outside_ + "/secret.txt").c_str(), ws("link").c_str()), 0);
+  auto r = bash("cat link; echo \"RC read $?\"; echo PWNED >> link; echo \"RC write $?\"");
+  EXPECT_EQ(r.status, 0) << r.describe();
+  EXPECT_TRUE(contains(r.out, "RC read 1")) << r.describe();
+  EXPECT_TRUE(contains(r.out, "RC write 1")) << r.describe();
+  EXPECT_FALSE(contains(r.out, "outside-secret")) << r.describe();
+  EXPECT_EQ(readFile(outside_ + "/secret.txt"), "outside-secret\n");
+}
+
+TEST_F(Outside, ExecOutsideReadableRootsFails) {
+  std::error_code ec;
+  fs::copy_file("/usr/bin/true", outside_ + "/true", ec);
+  ASSERT_FALSE(ec) << ec.message();
+  ::chmod((outside_ + "/true").c_str(), 0755);
+  auto r = supervise({}, {outside_ + "/true"});
+  EXPECT_EQ(r.status, 126) << r.describe();
 }
 
 // ---------------------------------------------------------------------------
