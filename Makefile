@@ -4,7 +4,9 @@ BUILD ?= build
 JOBS ?= $(shell nproc)
 SETUP_STAMP := $(BUILD)/.setup-done
 
-.PHONY: all setup build demo test fuzz sanitize bench clean
+FUZZ_SECONDS ?= 60
+
+.PHONY: all setup build demo test fuzz sanitize clean
 
 all: build
 
@@ -25,5 +27,19 @@ demo: build
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j$(JOBS)
 
+# libFuzzer (clang, ASan+UBSan): each target runs FUZZ_SECONDS on its seed corpus.
+fuzz: setup
+	CC=clang CXX=clang++ cmake -S . -B build-fuzz -DSV_FUZZ=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo
+	cmake --build build-fuzz -j$(JOBS) --target policy_fuzz
+	mkdir -p build-fuzz/fuzz-corpus/policy
+	build-fuzz/tests/policy_fuzz -max_total_time=$(FUZZ_SECONDS) -max_len=4096 \
+	    build-fuzz/fuzz-corpus/policy tests/fuzz/corpus/policy
+
+# Unit, integration and end-to-end tests built with ASan and UBSan.
+sanitize: setup
+	cmake -S . -B build-asan -DSV_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug
+	cmake --build build-asan -j$(JOBS)
+	cd build-asan && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j$(JOBS)
+
 clean:
-	rm -rf $(BUILD)
+	rm -rf $(BUILD) build-fuzz build-asan
