@@ -340,6 +340,9 @@ class Loader {
       abs = normalizePath("/", p);
     } else if (p == "~" || p.starts_with("~/")) {
       if (req_.home.empty()) {
+        // A preset's home entries (git config) just drop out without a home;
+        // a user's own `~` rule is an error they can fix.
+        if (doc_->name.starts_with("preset:")) return std::nullopt;
         error(r.value_ptr, "\"~\" used but the home directory is unknown");
         return std::nullopt;
       }

@@ -404,6 +404,10 @@ TEST(Load, WorkspaceAndHomeRequirements) {
   LoadResult res = load(r);
   EXPECT_EQ(errors(res), (std::vector<std::string>{"p.json:1:35: error: \"~\" used but the home "
                                                    "directory is unknown"}));
+  // The presets' own `~` entries (git config) drop out silently.
+  LoadRequest no_home = request("", "code-sandbox");
+  no_home.home.clear();
+  EXPECT_TRUE(load(no_home).ok());
   r.workspace = "relative";
   res = load(r);
   ASSERT_EQ(errors(res).size(), 1u);
