@@ -154,7 +154,8 @@ std::ostream& operator<<(std::ostream& os, const FileState& s) {
   char mode[16];
   std::snprintf(mode, sizeof mode, "%o", unsigned(s.mode));
   return os << "{content=" << json(s.content).dump() << " mode=" << mode << " nlink=" << s.nlink
-            << " ino=" << s.ino << " owner=" << s.uid << ":" << s.gid << " mtime_ns=" << s.mtime_ns << "}";
+            << " ino=" << s.ino << " owner=" << s.uid << ":" << s.gid << " mtime_ns=" << s.mtime_ns
+            << "}";
 }
 
 // ---------------------------------------------------------------------------
@@ -171,7 +172,8 @@ std::string probeMissing() {
   std::string actions = readFile("/proc/sys/kernel/seccomp/actions_avail");
   if (!contains(actions, "user_notif"))
     return "needs seccomp user-notify: actions_avail = '" + actions + "'";
-  if (::access(kSupervise, X_OK) != 0) return std::string("needs the supervise binary at ") + kSupervise;
+  if (::access(kSupervise, X_OK) != 0)
+    return std::string("needs the supervise binary at ") + kSupervise;
   return "";
 }
 
@@ -355,14 +357,6 @@ class E2eTest : public testing::Test {
     audit_ = nextPath("audit.jsonl");
     std::vector<std::string> argv{kSupervise, "--audit-file", audit_};
     argv.insert(argv.end(), sv_args.begin(), sv_args.end());
-    // A repeatable option (--audit-file, -o) directly before `--` makes the
-    // CLI drop the `--` (see /tmp/e2e-bugs.md, tested by
-    // Cli.RepeatableOptionBeforeDoubleDash); ending on the scalar --preset
-    // with its default value keeps every other test about its own subject.
-    if (std::find(sv_args.begin(), sv_args.end(), "--preset") == sv_args.end()) {
-      argv.push_back("--preset");
-      argv.push_back("code-sandbox");
-    }
     argv.push_back("--");
     argv.insert(argv.end(), cmd.begin(), cmd.end());
     return argv;
@@ -497,8 +491,12 @@ const Route kRoutes[] = {
     {"RedirectAppend", R"(echo PWNED >> "$F")"},
     {"TruncateCommand", R"(truncate -s0 "$F")"},
     {"PythonOpenReadWrite",
-     R"(/usr/bin/python3 -c 'import sys; f = open(sys.argv[1], "r+"); f.write("PWNED"); f.close()' "$F")"},
-    {"PythonOsTruncate", R"(/usr/bin/python3 -c 'import os, sys; os.truncate(sys.argv[1], 0)' "$F")"},
+     R"(/usr/bin/python3 -c 'import sys
+f = open(sys.argv[1], "r+")
+f.write("PWNED")
+f.close()' "$F")"},
+    {"PythonOsTruncate",
+     R"(/usr/bin/python3 -c 'import os, sys; os.truncate(sys.argv[1], 0)' "$F")"},
     {"RenameOnto", R"(echo PWNED > "$T" && mv -f "$T" "$F")"},
     {"RenameAway", R"(mv -f "$F" "$T")"},
     {"HardLinkThenWrite", R"(ln "$F" "$T" && echo PWNED >> "$T")"},
@@ -512,7 +510,10 @@ const Route kRoutes[] = {
     {"ViaProcSelfCwd", R"(echo PWNED >> "/proc/self/cwd/$F")"},
     {"ViaDotDot", R"(echo PWNED >> "../$(basename "$PWD")/$F")"},
     {"DirfdRelative",
-     R"(/usr/bin/python3 -c 'import os, sys; d, b = os.path.split(sys.argv[1]); dfd = os.open(d or ".", os.O_RDONLY | os.O_DIRECTORY); os.write(os.open(b, os.O_WRONLY | os.O_APPEND, dir_fd=dfd), b"PWNED")' "$F")"},
+     R"(/usr/bin/python3 -c 'import os, sys
+d, b = os.path.split(sys.argv[1])
+dfd = os.open(d or ".", os.O_RDONLY | os.O_DIRECTORY)
+os.write(os.open(b, os.O_WRONLY | os.O_APPEND, dir_fd=dfd), b"PWNED")' "$F")"},
     {"SedInPlace", R"(sed -i s/=/=PWNED/ "$F")"},
     {"RenameExchange",
      R"(echo PWNED > "$T" && /usr/bin/python3 -c 'import ctypes, os, sys
@@ -544,16 +545,16 @@ TEST_P(ProtectedRoutes, EveryAttemptFailsAndIsAudited) {
     const auto& p = kProtected[i];
     SCOPED_TRACE(std::string(route.name) + " on " + p.path);
     std::smatch m;
-    const std::regex rc_re(std::string("RC ") + std::regex_replace(p.path, std::regex(R"([.])"), R"(\.)") +
-                           " ([0-9]+)");
+    const std::regex rc_re(std::string("RC ") +
+                           std::regex_replace(p.path, std::regex(R"([.])"), R"(\.)") + " ([0-9]+)");
     ASSERT_TRUE(std::regex_search(r.out, m, rc_re)) << r.describe();
     EXPECT_NE(m[1].str(), "0") << "the attempt succeeded\n" << r.describe();
     EXPECT_EQ(FileState::of(ws(p.path)), before[i]) << "the protected file changed\n"
                                                     << r.describe();
-    EXPECT_TRUE(hasDecision(events, "deny", p.rule))
-        << "no deny event with rule " << p.rule << "\n" << dumpEvents(events);
-    EXPECT_TRUE(contains(r.err, std::string("(rule ") + p.rule))
-        << "no denial line on stderr\n" << r.describe();
+    EXPECT_TRUE(hasDecision(events, "deny", p.rule)) << "no deny event with rule " << p.rule << "\n"
+                                                     << dumpEvents(events);
+    EXPECT_TRUE(contains(r.err, std::string("(rule ") + p.rule)) << "no denial line on stderr\n"
+                                                                 << r.describe();
     if (std::string(route.name) == "HardLinkThenWrite") {
       EXPECT_FALSE(exists(ws("e2e-scratch-" + std::to_string(i + 1))))
           << "a hard link to the protected file was created";
@@ -624,11 +625,14 @@ TEST_F(Protected, RenamingAnAncestorDirectoryKeepsProtection) {
       "exit 0\n");
   EXPECT_EQ(r.status, 0) << r.describe();
   EXPECT_EQ(FileState::of(ws(".git/config")).content, config.content)
-      << "written through a renamed .git/\n" << r.describe();
+      << "written through a renamed .git/\n"
+      << r.describe();
   EXPECT_EQ(FileState::of(ws(".git/hooks/pre-commit")).content, hook.content)
-      << "written through a renamed .git/hooks/\n" << r.describe();
+      << "written through a renamed .git/hooks/\n"
+      << r.describe();
   EXPECT_EQ(FileState::of(ws(".env")).content, env.content)
-      << "written through a renamed workspace\n" << r.describe();
+      << "written through a renamed workspace\n"
+      << r.describe();
 }
 
 TEST_F(Protected, NewFilesMatchingGlobsAreDenied) {
@@ -694,8 +698,8 @@ TEST_F(Outside, ReadOutsideReadableRootsFails) {
 }
 
 TEST_F(Outside, WriteOutsideWritableRootsFails) {
-  for (const std::string& path : {"/etc/sv-e2e-x-" + suffix_, "/usr/local/sv-e2e-x-" + suffix_,
-                                 outside_ + "/new.txt"}) {
+  for (const std::string& path :
+       {"/etc/sv-e2e-x-" + suffix_, "/usr/local/sv-e2e-x-" + suffix_, outside_ + "/new.txt"}) {
     SCOPED_TRACE(path);
     auto r = supervise({}, {"touch", path});
     EXPECT_NE(r.status, 0) << r.describe();
@@ -847,8 +851,7 @@ TEST_F(ExitCodes, PolicyJsonErrorIs2AndNothingRuns) {
   writeFile(policy, "{\n  \"version\": 1,\n  \"mode\": \"enforce\",,\n}\n");
   auto r = supervise({"--policy", policy}, {"touch", "marker"});
   EXPECT_EQ(r.status, 2) << r.describe();
-  EXPECT_TRUE(contains(r.err, "bad.json:")) << "error should name file:line:col\n"
-                                            << r.describe();
+  EXPECT_TRUE(contains(r.err, "bad.json:")) << "error should name file:line:col\n" << r.describe();
   EXPECT_FALSE(exists(ws("marker")));
 }
 
@@ -864,11 +867,11 @@ class Cli : public E2eTest {};
 
 TEST_F(Cli, RepeatableOptionBeforeDoubleDash) {
   const std::string audit = root_ + "/cli-audit.jsonl";
-  for (const auto& sv_args : std::vector<std::vector<std::string>>{
-           {"--audit-file", audit},
-           {"--audit-file=" + audit},
-           {"-o", "mode=enforce"},
-           {"--quiet", "--audit-file", audit}}) {
+  for (const auto& sv_args :
+       std::vector<std::vector<std::string>>{{"--audit-file", audit},
+                                             {"--audit-file=" + audit},
+                                             {"-o", "mode=enforce"},
+                                             {"--quiet", "--audit-file", audit}}) {
     std::vector<std::string> argv{kSupervise};
     argv.insert(argv.end(), sv_args.begin(), sv_args.end());
     for (const char* a : {"--", "sh", "-c", "exit 7"}) argv.push_back(a);
@@ -951,8 +954,8 @@ TEST_P(FailClosed, MissingMechanismRefusesWith125) {
   options.env.push_back(std::string("SUPERVISE_TEST_DISABLE=") + GetParam());
   auto r = supervise({}, {"touch", "marker"}, options);
   EXPECT_EQ(r.status, 125) << r.describe();
-  EXPECT_FALSE(exists(ws("marker"))) << "the command ran although " << GetParam()
-                                     << " was reported missing";
+  EXPECT_FALSE(exists(ws("marker")))
+      << "the command ran although " << GetParam() << " was reported missing";
   EXPECT_FALSE(r.err.empty()) << "refusal must say why";
 }
 
@@ -1010,7 +1013,8 @@ class Listener {
       ::inet_pton(AF_INET, ip.c_str(), &addr.sin_addr);
       socklen_t len = sizeof addr;
       if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
-          ::listen(fd, 8) != 0 || ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+          ::listen(fd, 8) != 0 ||
+          ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
         ready.set_value(std::string("listen on ") + ip + ": " + std::strerror(errno));
         if (fd >= 0) ::close(fd);
         return;

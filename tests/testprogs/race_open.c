@@ -25,7 +25,9 @@
 static _Alignas(8) char path_buf[8];
 static atomic_int stop_flag;
 
-static void setPath(unsigned long long word) { __atomic_store_n((unsigned long long*)path_buf, word, __ATOMIC_RELAXED); }
+static void setPath(unsigned long long word) {
+  __atomic_store_n((unsigned long long*)path_buf, word, __ATOMIC_RELAXED);
+}
 
 static unsigned long long wordOf(const char* s) {
   unsigned long long w = 0;
