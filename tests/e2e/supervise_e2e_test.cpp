@@ -32,7 +32,8 @@
 //                       outside can't be executed (126).
 //  4 Race.*             a multi-threaded TOCTOU attack (tests/testprogs) that
 //                       flips the path between ok.txt and .env while opening /
-//                       renaming never changes .env.
+//                       renaming never changes .env; nor does swapping the
+//                       opened name between a file and a symlink to .env.
 //  5 ExitCodes.*        the command's status, 128+N on signal, 127 not found,
 //                       126 not executable, 2 for a bad policy / unknown flag.
 //  6 Signals.*          SIGTERM to supervise reaches the command (its trap's
@@ -809,6 +810,23 @@ TEST_F(Race, RenamePathFlipNeverReplacesOrMovesEnv) {
     EXPECT_GT(count(r.out, "renamed"), 0) << r.describe();
     EXPECT_GT(count(r.out, "failed"), 0) << r.describe();
   }
+}
+
+TEST_F(Race, SymlinkSwapNeverWritesEnv) {
+  mountTmpfsWorkspace();
+  if (HasFatalFailure()) return;
+  writeFile(ws(".env"), "SECRET=hunter2\n", 0600);
+  const auto before = FileState::of(ws(".env"));
+  RunOptions options;
+  options.timeout_ms = 60000;
+  auto r = supervise({"--quiet"}, {installProg("race_symlink"), "10000"}, options);
+  std::cout << "[ race_symlink ] " << r.out;
+  ASSERT_FALSE(r.timed_out) << r.describe();
+  EXPECT_EQ(r.status, 0) << r.describe();
+  EXPECT_EQ(FileState::of(ws(".env")), before) << ".env changed: the race was won\n"
+                                               << r.describe();
+  EXPECT_GT(count(r.out, "opened"), 0) << r.describe();
+  EXPECT_GT(count(r.out, "failed"), 0) << r.describe();
 }
 
 // ---------------------------------------------------------------------------
