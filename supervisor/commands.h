@@ -18,5 +18,7 @@ inline constexpr int kUsageExitCode = 2;
 void registerRun(CLI::App& app, CommandContext& ctx);       // cmd_run.cpp
 void registerValidate(CLI::App& app, CommandContext& ctx);  // cmd_validate.cpp
 void registerExplain(CLI::App& app, CommandContext& ctx);   // cmd_explain.cpp
+void registerDoctor(CLI::App& app, CommandContext& ctx);    // cmd_doctor.cpp
+void registerStatus(CLI::App& app, CommandContext& ctx);    // cmd_status.cpp
 
 }  // namespace sv::supervisor

@@ -23,6 +23,8 @@ int main(int argc, char** argv) {
   sv::supervisor::registerRun(app, ctx);
   sv::supervisor::registerValidate(app, ctx);
   sv::supervisor::registerExplain(app, ctx);
+  sv::supervisor::registerDoctor(app, ctx);
+  sv::supervisor::registerStatus(app, ctx);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,0 +1,138 @@
+// Doctor: the capability matrix behind `supervise doctor` and `supervise status`.
+//
+// probeDoctorHost() asks the running kernel, by real attempts only, what the
+// supervisor can use here (seccomp user-notify and its flags, each Landlock
+// right, cgroup v2, BPF program and map types, BPF LSM, lockdown, ptrace
+// scope, privileges). featureMatrix() then maps every policy feature onto the
+// backend that enforces it on this host, or says why it can't be enforced. The
+// matrix is a pure function of HostCaps and the Policy, so it is tested with
+// synthetic hosts; its requirements mirror the session's fail-closed check
+// (session.cpp), so "fully enforceable" here means `supervise -- cmd` starts.
+//
+// discoverPolicyFile() is the config discovery shared with the run command.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "common/result.h"
+#include "policy/load.h"
+#include "policy/model.h"
+#include "supervisor/policy_args.h"
+
+namespace sv::supervisor {
+
+// The booleans the matrix needs, filled from the probes (or by a test).
+struct HostCaps {
+  bool seccomp_notify = false;
+  bool notify_addfd = false;
+  bool notify_sync_wakeup = false;
+  int landlock_abi = 0;
+  bool cgroup2 = false;
+  bool cgroup_writable = false;  // a session cgroup can be created
+  bool cgroup_kill = false;
+  bool cgroup_sock_addr = false;  // cgroup connect4 program loads and attaches
+  bool bpf_ringbuf = false;
+  bool bpf_tracepoint = false;
+  bool bpf_lsm_active = false;    // "bpf" in the kernel's active LSM list
+  bool bpf_lsm_loadable = false;  // a BPF_PROG_TYPE_LSM program loads and attaches
+  // Why each missing item is missing ("landlock" → probe note), for the matrix.
+  std::map<std::string, std::string> why;
+};
+
+enum class CheckState { Ok, Missing, Info };
+
+// One line of the host section.
+struct Check {
+  std::string id;     // stable JSON key: "seccomp.user_notify"
+  std::string label;  // human: "seccomp user-notify"
+  CheckState state = CheckState::Info;
+  std::string value;   // "yes", "ABI 7", "none", ...
+  std::string detail;  // the probe's own words (errno name and text when refused)
+};
+
+struct HostReport {
+  HostCaps caps;
+  std::vector<Check> checks;
+  std::vector<std::string> landlock_fs_rights;   // names of the rights a ruleset accepts
+  std::vector<std::string> landlock_net_rights;  // ABI 4+: BIND_TCP, CONNECT_TCP
+  std::vector<std::string> landlock_scopes;      // ABI 6+: ABSTRACT_UNIX_SOCKET, SIGNAL
+  std::vector<std::string> lsms;                 // active LSMs, boot order
+};
+
+// Runs every probe (forks short-lived children; call before starting threads).
+// Honours SUPERVISE_TEST_DISABLE (landlock, seccomp-notify, cgroup, bpf).
+HostReport probeDoctorHost();
+
+// One policy feature and what enforces it here.
+struct FeatureRow {
+  std::string id;       // "file_roots", "deny_globs", "exec_rules", "profiles",
+                        // "network.none" ... "network.all", "audit", "process_tree",
+                        // "syscall_mediation"
+  std::string label;    // "file roots"
+  bool used = false;    // the policy relies on it (a missing backend then blocks the run)
+  bool enforceable = false;
+  std::string backend;  // "landlock", "seccomp-notify", "cgroup-bpf", "cgroup", "" when none
+  std::string detail;   // what is missing, or how it is enforced
+};
+
+std::vector<FeatureRow> featureMatrix(const HostCaps& caps, const policy::Policy& policy);
+
+// True when every row the policy uses is enforceable (the session would start
+// without fallback: unsafe-host-process).
+bool fullyEnforceable(const std::vector<FeatureRow>& rows);
+
+// ---- config discovery ----
+
+struct DiscoveryInput {
+  std::string explicit_file;    // --policy ("" when not given)
+  std::string cwd;              // where ./.supervise.json is looked up
+  std::string xdg_config_home;  // $XDG_CONFIG_HOME (ignored unless absolute)
+  std::string home;             // $HOME, for the ~/.config default
+  std::string etc_dir = "/etc";
+};
+
+// The environment's inputs: getcwd(), $XDG_CONFIG_HOME, $HOME (or the passwd entry).
+DiscoveryInput discoveryFromEnvironment(const std::string& explicit_file);
+
+// The policy file that applies, first match wins: explicit_file, then
+// <cwd>/.supervise.json, then <xdg or home/.config>/supervise/policy.json,
+// then <etc>/supervise/policy.json; "" means the default preset alone. An
+// explicit file is returned even if it does not exist (loading reports it).
+// *source, when given, names the rule that won ("--policy",
+// "./.supervise.json", "$XDG_CONFIG_HOME/supervise/policy.json",
+// "/etc/supervise/policy.json", "default preset").
+std::string discoverPolicyFile(const DiscoveryInput& in, std::string* source = nullptr);
+
+// ---- rendering ----
+
+struct PolicySummary {
+  std::string name;    // Policy::name
+  std::string preset;  // the base preset in effect
+  std::string file;    // discovered policy file, "" when none
+  std::string source;  // discoverPolicyFile()'s *source
+};
+
+// The policy `supervise` would run with here: discovery applied to args, then
+// loadPolicy(). Diagnostics go to *diags (see loadPolicy()).
+struct EffectivePolicy {
+  std::shared_ptr<const policy::Policy> policy;
+  PolicySummary summary;
+};
+Result<EffectivePolicy> loadEffectivePolicy(PolicyArgs args,
+                                            std::vector<policy::Diagnostic>* diags);
+
+nlohmann::json doctorJson(const HostReport& host, const PolicySummary& summary,
+                          const policy::Policy& policy, const std::vector<FeatureRow>& rows);
+std::string doctorText(const HostReport& host, const PolicySummary& summary,
+                       const std::vector<FeatureRow>& rows);
+std::string statusText(const PolicySummary& summary, const policy::Policy& policy,
+                       const std::vector<FeatureRow>& rows);
+
+std::string_view toString(CheckState s);
+
+}  // namespace sv::supervisor
