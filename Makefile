@@ -43,3 +43,14 @@ sanitize: setup
 
 clean:
 	rm -rf $(BUILD) build-fuzz build-asan
+
+# Overhead of supervise vs native (tools/bench; docs/performance.md). Its own RelWithDebInfo build
+# dir; installs the peers (bubblewrap, firejail, strace) from apt if missing.
+BENCH_BUILD ?= build-bench
+BENCH_ARGS ?=
+.PHONY: bench
+bench: setup
+	cmake -S . -B $(BENCH_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo
+	cmake --build $(BENCH_BUILD) -j$(JOBS) --target supervise
+	tools/bench --supervise $(BENCH_BUILD)/supervise --json $(BENCH_BUILD)/bench.json \
+	    --install-peers $(BENCH_ARGS)
