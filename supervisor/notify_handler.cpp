@@ -1,6 +1,7 @@
 // NotifyHandler: per-syscall decode, decision and emulation; see notify_handler.h.
 #include "supervisor/notify_handler.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <linux/openat2.h>
 #include <sys/stat.h>
@@ -13,6 +14,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <vector>
+#include <memory>
+#include <thread>
 
 #include "tracer/target_memory.h"
 
@@ -23,6 +27,12 @@ using policy::Operation;
 using policy::Verdict;
 
 constexpr int kPathMax = 4096;
+// The flags open(2) knows. openat(2) ignores unknown bits but openat2(2)
+// rejects them (EINVAL), so the emulation passes only these on.
+constexpr unsigned kOpenFlags = O_ACCMODE | O_CREAT | O_EXCL | O_NOCTTY | O_TRUNC | O_APPEND |
+                                O_NONBLOCK | O_DSYNC | O_ASYNC | O_DIRECT | O_LARGEFILE |
+                                O_DIRECTORY | O_NOFOLLOW | O_NOATIME | O_CLOEXEC | O_SYNC |
+                                O_PATH | O_TMPFILE;
 constexpr int kRaceRetries = 3;  // a create that lost a race with a concurrent rename/symlink
 #ifndef SYS_fchmodat2
 constexpr long kSysFchmodat2 = 452;
@@ -73,7 +83,13 @@ void NotifyHandler::handleOne() {
   auto got = listener_.receive(req);
   if (!got.ok() || !*got) return;
   Call call{*req, static_cast<pid_t>(req->pid)};
-  dispatch(call);
+  try {
+    dispatch(call);
+  } catch (...) {
+    // Out of memory or similar: fail this syscall, never unwind into libuv.
+    if (!call.answered) (void)listener_.respondErrno(req->id, ENOMEM);
+    call.answered = true;
+  }
   if (!call.answered) {
     // A syscall we asked for but do not emulate: fail closed rather than hang the target.
     (void)listener_.respondErrno(req->id, ENOSYS);
@@ -408,18 +424,20 @@ void NotifyHandler::handleOpen(Call& c, int dirfd, uint64_t path, int flags, uns
       if (decision.verdict == Verdict::Allow) {
         // Most O_CREAT opens find the file already there: try without O_CREAT
         // first and read the target's umask only for a real create.
-        int fd = -ENOENT;
-        if (!(flags & O_EXCL)) fd = openNoSymlinks(*abs, static_cast<unsigned>(flags & ~O_CREAT));
-        if (fd == -ENOENT && creat)
-          fd = openNoSymlinks(*abs, static_cast<unsigned>(flags), mode & ~targetUmask(c.tid));
+        const unsigned open_flags = static_cast<unsigned>(flags) & kOpenFlags;
+        const mode_t create_mode = creat ? (mode & ~targetUmask(c.tid)) : 0;
+        auto open_fn = [path = *abs, open_flags, create_mode, creat](int extra) {
+          int fd = -ENOENT;
+          if (!(open_flags & O_EXCL)) fd = openNoSymlinks(path, (open_flags & ~O_CREAT) | extra);
+          if (fd == -ENOENT && creat) fd = openNoSymlinks(path, open_flags | extra, create_mode);
+          return fd;
+        };
+        const int fd = open_fn(O_NONBLOCK);
         if (fd != -ELOOP) {
           record(c, op, *abs, decision);
-          if (fd < 0) return finish(c, fd);
-          UniqueFd owned(fd);
-          (void)listener_.addFd(c.req.id, owned.get(), (flags & O_CLOEXEC) != 0, true);
-          c.answered = true;
-          return;
+          return injectOpened(c, fd, flags, open_fn);
         }
+        if (fd >= 0) ::close(fd);
       }
     }
   }
@@ -433,36 +451,77 @@ void NotifyHandler::handleOpen(Call& c, int dirfd, uint64_t path, int flags, uns
         !permit(c, op, target.real_path))
       return;
 
-    const int our_flags = (flags & ~(O_CREAT | O_EXCL)) | O_CLOEXEC;
-    int fd;
+    const int base_flags = flags & static_cast<int>(kOpenFlags);
     if (tmpfile) {
       if (!target.object) return finish(c, -ENOENT);
-      fd = ::openat(target.object.get(), ".", flags | O_CLOEXEC, mode & ~targetUmask(c.tid));
-    } else if (target.object) {
+      int fd = ::openat(target.object.get(), ".", base_flags | O_CLOEXEC, mode & ~targetUmask(c.tid));
+      return injectOpened(c, fd < 0 ? -errno : fd, flags | O_NONBLOCK, nullptr);
+    }
+    if (target.object) {
       if (creat && (flags & O_EXCL)) return finish(c, -EEXIST);
       struct stat st;
       if (::fstat(target.object.get(), &st) != 0) return finish(c, -errno);
       if (S_ISLNK(st.st_mode)) return finish(c, -ELOOP);  // O_NOFOLLOW on a symlink
       if (target.must_be_dir && !S_ISDIR(st.st_mode)) return finish(c, -ENOTDIR);
-      // Reopen exactly the inode we decided on.
-      fd = ::open(procFd(target.object.get()).c_str(), our_flags);
-    } else {
-      if (!creat) return finish(c, -ENOENT);
-      if (target.must_be_dir) return finish(c, -EISDIR);
-      // O_NOFOLLOW: if a symlink appeared at the name since we looked, do not
-      // follow it to somewhere we did not decide on; re-resolve instead.
-      fd = ::openat(target.parent.get(), target.name.c_str(), flags | O_NOFOLLOW | O_CLOEXEC,
-                    mode & ~targetUmask(c.tid));
-      if (fd < 0 && errno == ELOOP && !(flags & O_NOFOLLOW)) continue;
+      // Reopen exactly the inode we decided on. O_NOFOLLOW would stop at the
+      // magic link itself; the symlink case was handled above.
+      auto object = std::make_shared<UniqueFd>(std::move(target.object));
+      const int reopen_flags = (base_flags & ~(O_CREAT | O_EXCL | O_NOFOLLOW)) | O_CLOEXEC;
+      auto open_fn = [object, reopen_flags](int extra) {
+        int fd = ::open(procFd(object->get()).c_str(), reopen_flags | extra);
+        return fd < 0 ? -errno : fd;
+      };
+      return injectOpened(c, open_fn(O_NONBLOCK), flags, open_fn);
     }
-    if (fd < 0) return finish(c, -errno);
-    UniqueFd owned(fd);
-    auto injected = listener_.addFd(c.req.id, owned.get(), (flags & O_CLOEXEC) != 0, true);
-    c.answered = true;  // ADDFD|SEND answered it, or the target is gone
-    (void)injected;
-    return;
+    if (!creat) return finish(c, -ENOENT);
+    if (target.must_be_dir) return finish(c, -EISDIR);
+    // O_NOFOLLOW: if a symlink appeared at the name since we looked, do not
+    // follow it to somewhere we did not decide on; re-resolve instead.
+    int fd = ::openat(target.parent.get(), target.name.c_str(), base_flags | O_NOFOLLOW | O_CLOEXEC,
+                      mode & ~targetUmask(c.tid));
+    if (fd < 0 && errno == ELOOP && !(flags & O_NOFOLLOW)) continue;
+    // A new file is never a FIFO: no blocking open to fear.
+    return injectOpened(c, fd < 0 ? -errno : fd, flags | O_NONBLOCK, nullptr);
   }
   finish(c, -ELOOP);
+}
+
+void NotifyHandler::injectOpened(Call& c, int fd, int flags, const std::function<int(int)>& reopen) {
+  // The open was tried with O_NONBLOCK: a FIFO's writer would otherwise block
+  // the supervisor (and every other process waiting on a decision) until a
+  // reader shows up. ENXIO is the kernel saying "that open would wait": do the
+  // blocking open on a thread of its own, which answers when it completes.
+  if (fd == -ENXIO && reopen && !(flags & O_NONBLOCK)) {
+    c.answered = true;
+    const int dup_listener = ::fcntl(listener_.fd(), F_DUPFD_CLOEXEC, 0);
+    const uint64_t id = c.req.id;
+    const bool cloexec = (flags & O_CLOEXEC) != 0;
+    try {
+      std::thread([dup_listener, id, cloexec, reopen] {
+        auto listener = tracer::NotifyListener::create(UniqueFd(dup_listener));
+        if (!listener) return;
+        const int opened = reopen(0);
+        if (opened < 0) {
+          (void)listener->respondErrno(id, -opened);
+          return;
+        }
+        UniqueFd owned(opened);
+        (void)listener->addFd(id, owned.get(), cloexec, true);
+      }).detach();
+    } catch (...) {
+      ::close(dup_listener);
+      (void)listener_.respondErrno(id, EAGAIN);
+    }
+    return;
+  }
+  if (fd < 0) return finish(c, fd);
+  UniqueFd owned(fd);
+  // Back to the blocking mode the caller asked for (F_SETFL takes only the
+  // status flags; O_NONBLOCK absent clears it).
+  if (!(flags & O_NONBLOCK))
+    (void)::fcntl(fd, F_SETFL, flags & (O_APPEND | O_ASYNC | O_DIRECT | O_NOATIME));
+  (void)listener_.addFd(c.req.id, owned.get(), (flags & O_CLOEXEC) != 0, true);
+  c.answered = true;  // ADDFD|SEND answered it, or the target is gone
 }
 
 void NotifyHandler::handleOpenat2(Call& c) {
@@ -526,9 +585,74 @@ void NotifyHandler::handleRename(Call& c, int olddir, uint64_t oldpath, int newd
   c.event.file.path2 = from.real_path;
   if (!permit(c, Operation::Write, to.real_path)) return;
   if (!from.parent || !to.parent) return finish(c, -EBUSY);
+  // Renaming a directory renames everything below it: `mv .git g; echo >>
+  // g/config; mv g .git` must not launder a protected file through a name
+  // nobody protects. Check what is inside against both the old and the new
+  // location (both ways for RENAME_EXCHANGE).
+  if (!directoryMovePermitted(c, from, to.real_path)) return;
+  if ((flags & RENAME_EXCHANGE) && !directoryMovePermitted(c, to, from.real_path)) return;
   long rc = ::syscall(SYS_renameat2, from.parent.get(), from.name.c_str(), to.parent.get(),
                       to.name.c_str(), flags);
   finish(c, rc < 0 ? -errno : 0);
+}
+
+bool NotifyHandler::directoryMovePermitted(Call& c, const ResolvedPath& dir,
+                                           const std::string& new_path) {
+  if (!dir.object) return true;
+  struct stat st;
+  if (::fstat(dir.object.get(), &st) != 0 || !S_ISDIR(st.st_mode)) return true;
+  // Entries are checked as they are now; one created inside while we look
+  // must itself pass the create check under the old name. Renames of large
+  // trees are refused rather than checked partially.
+  constexpr size_t kMaxEntries = 200000;
+  size_t seen = 0;
+  std::vector<std::pair<UniqueFd, std::string>> stack;  // open dir, path relative to `dir`
+  stack.emplace_back(UniqueFd(::open(procFd(dir.object.get()).c_str(),
+                                     O_RDONLY | O_DIRECTORY | O_CLOEXEC)),
+                     std::string());
+  while (!stack.empty()) {
+    auto [fd, rel] = std::move(stack.back());
+    stack.pop_back();
+    if (!fd) return true;  // unreadable: the kernel's rename will judge it
+    DIR* d = ::fdopendir(fd.release());
+    if (!d) continue;
+    while (dirent* e = ::readdir(d)) {
+      std::string_view name = e->d_name;
+      if (name == "." || name == "..") continue;
+      if (++seen > kMaxEntries) {
+        ::closedir(d);
+        record(c, Operation::Write, dir.real_path,
+               {Verdict::Deny, "rename-large-directory",
+                "too many entries to check for protected files"});
+        if (!c.answered) finish(c, -EACCES);
+        return false;
+      }
+      const std::string child = rel.empty() ? std::string(name) : rel + "/" + std::string(name);
+      for (const std::string* base : {&dir.real_path, &new_path}) {
+        const std::string path = *base + "/" + child;
+        const policy::Decision d2 = decide(c, Operation::Write, path);
+        if (d2.verdict == Verdict::Deny && !d2.rule_id.starts_with("default-")) {
+          ::closedir(d);
+          // Enforced (or recorded as would-deny in audit mode, then allowed).
+          c.event.file.path2 = base == &dir.real_path ? new_path + "/" + child : dir.real_path + "/" + child;
+          const bool permitted = record(c, Operation::Write, path, d2);
+          return permitted;
+        }
+      }
+      bool is_dir = e->d_type == DT_DIR;
+      if (e->d_type == DT_UNKNOWN) {  // some filesystems don't fill d_type
+        struct stat est;
+        is_dir = ::fstatat(::dirfd(d), e->d_name, &est, AT_SYMLINK_NOFOLLOW) == 0 &&
+                 S_ISDIR(est.st_mode);
+      }
+      if (is_dir) {
+        int sub = ::openat(::dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (sub >= 0) stack.emplace_back(UniqueFd(sub), child);
+      }
+    }
+    ::closedir(d);
+  }
+  return true;
 }
 
 void NotifyHandler::handleLink(Call& c, int olddir, uint64_t oldpath, int newdir, uint64_t newpath,

@@ -16,6 +16,7 @@
 #include <linux/seccomp.h>
 #include <sys/types.h>
 
+#include <functional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -56,6 +57,9 @@ class NotifyHandler {
   void handleRemove(Call& call, int dirfd, uint64_t path, int flags);
   void handleRename(Call& call, int olddir, uint64_t oldpath, int newdir, uint64_t newpath,
                     unsigned flags);
+  // For a directory being renamed to `new_path`: no protected path may be
+  // inside it, neither under its old name nor under its new one.
+  bool directoryMovePermitted(Call& call, const ResolvedPath& dir, const std::string& new_path);
   void handleLink(Call& call, int olddir, uint64_t oldpath, int newdir, uint64_t newpath, int flags);
   void handleSymlink(Call& call, uint64_t target, int newdir, uint64_t newpath);
   void handleTruncate(Call& call, uint64_t path, off_t length);
@@ -79,6 +83,9 @@ class NotifyHandler {
   bool record(Call& call, policy::Operation op, std::string_view real_path,
               const policy::Decision& decision);
   bool permit(Call& call, policy::Operation op, std::string_view real_path);
+  // Hands an fd opened for the target to it (ADDFD|SEND); see the .cpp for
+  // why `fd` was opened O_NONBLOCK and what `reopen` is for.
+  void injectOpened(Call& call, int fd, int flags, const std::function<int(int)>& reopen);
   // Answers with the result of an emulated syscall (rc < 0: -errno).
   void finish(Call& call, long rc);
 
