@@ -453,7 +453,7 @@ bool anyExecRules(const policy::ExecRules& e) {
 
 std::string why(const HostCaps& c, const std::string& key, const std::string& what) {
   auto it = c.why.find(key);
-  return what + " unavailable" + (it == c.why.end() || it->second.empty() ? "" : ": " + it->second);
+  return what + ": " + (it == c.why.end() || it->second.empty() ? "unavailable" : it->second);
 }
 
 }  // namespace
