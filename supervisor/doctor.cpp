@@ -269,11 +269,12 @@ void probeBpf(HostReport& r) {
       c.cgroup_sock_addr ? "yes" : "no",
       c.cgroup_sock_addr ? "cgroup/connect4 loaded and attached to a scratch cgroup" : detail);
 
-  int rb = libbpf_probe_bpf_map_type(BPF_MAP_TYPE_RINGBUF, nullptr);
-  c.bpf_ringbuf = rb == 1;
-  std::string rb_detail = rb == 1   ? "BPF_MAP_CREATE ringbuf"
-                          : rb == 0 ? "BPF_MAP_CREATE ringbuf refused"
-                                    : "probe failed: " + errnoText(-rb);
+  // A real ring buffer of one page, like the network filter's event channel.
+  UniqueFd rb(bpf_map_create(BPF_MAP_TYPE_RINGBUF, "sv_probe_rb", 0, 0,
+                             static_cast<__u32>(::sysconf(_SC_PAGESIZE)), nullptr));
+  c.bpf_ringbuf = rb.valid();
+  std::string rb_detail = c.bpf_ringbuf ? "BPF_MAP_CREATE ringbuf (one page)"
+                                        : "BPF_MAP_CREATE ringbuf: " + errnoText(errno);
   if (!c.bpf_ringbuf) c.why["ringbuf"] = rb_detail;
   add(r, "bpf.ringbuf", "BPF ring buffer", okIf(c.bpf_ringbuf), c.bpf_ringbuf ? "yes" : "no",
       rb_detail);
@@ -461,7 +462,8 @@ std::string why(const HostCaps& c, const std::string& key, const std::string& wh
 std::vector<FeatureRow> featureMatrix(const HostCaps& c, const policy::Policy& p) {
   const bool notify = c.seccomp_notify && c.notify_addfd;
   const bool landlock = c.landlock_abi > 0;
-  const bool net_bpf = c.cgroup_writable && c.cgroup_sock_addr;
+  // The network filter reports through a ring buffer: it can't load without one.
+  const bool net_bpf = c.cgroup_writable && c.cgroup_sock_addr && c.bpf_ringbuf;
   // The design prefers BPF LSM for files, exec and connect; this build has no
   // BPF LSM backend yet, so its state is only reported, never chosen.
   const std::string lsm_note =
@@ -501,8 +503,9 @@ std::vector<FeatureRow> featureMatrix(const HostCaps& c, const policy::Policy& p
   row("profiles", "profiles", !p.profiles.empty(), notify, "seccomp-notify",
       "profile switched on exec, tracked per process by the supervisor",
       why(c, "seccomp_notify", "seccomp user-notify"));
-  const std::string net_bad = !c.cgroup_writable ? why(c, "cgroup", "session cgroup")
-                                                 : why(c, "cgroup_sock_addr", "cgroup socket hooks");
+  const std::string net_bad = !c.cgroup_writable    ? why(c, "cgroup", "session cgroup")
+                              : !c.cgroup_sock_addr ? why(c, "cgroup_sock_addr", "cgroup socket hooks")
+                                                    : why(c, "ringbuf", "BPF ring buffer");
   row("network.none", "network: none", mode == NetworkMode::None, net_bpf, "cgroup-bpf",
       "every socket connect/sendmsg refused in the kernel", net_bad);
   row("network.localhost", "network: localhost", mode == NetworkMode::Localhost, net_bpf,
