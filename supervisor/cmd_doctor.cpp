@@ -14,23 +14,24 @@
 
 namespace sv::supervisor {
 
-void registerDoctor(CLI::App& app, CommandContext& ctx) {
+void registerDoctor(CLI::App &app, CommandContext &ctx) {
   struct Args {
     PolicyArgs policy;
     bool json = false;
   };
   auto args = std::make_shared<Args>();
-  CLI::App* sub = app.add_subcommand(
-      "doctor",
-      "show what this host can enforce, and for the effective policy which mechanism enforces "
-      "each feature (exit 0 fully enforceable, 1 not)");
+  CLI::App *sub =
+      app.add_subcommand("doctor",
+                         "show what this host can enforce, and for the effective policy "
+                         "which mechanism enforces "
+                         "each feature (exit 0 fully enforceable, 1 not)");
   args->policy.addTo(*sub);
   sub->add_flag("--json", args->json, "print one JSON object instead of the table");
   sub->callback([&ctx, args] {
     try {
       std::vector<policy::Diagnostic> diags;
       auto eff = loadEffectivePolicy(args->policy, &diags);
-      for (const auto& d : diags) std::fprintf(stderr, "%s\n", d.format().c_str());
+      for (const auto &d : diags) std::fprintf(stderr, "%s\n", d.format().c_str());
       if (!eff) {
         if (diags.empty())
           std::fprintf(stderr, "supervise doctor: %s\n", eff.error().message().c_str());
@@ -45,7 +46,7 @@ void registerDoctor(CLI::App& app, CommandContext& ctx) {
         std::fputs(doctorText(host, eff->summary, rows).c_str(), stdout);
       }
       ctx.exit_code = fullyEnforceable(rows) ? 0 : 1;
-    } catch (const std::exception& e) {
+    } catch (const std::exception &e) {
       std::fprintf(stderr, "supervise doctor: %s\n", e.what());
       ctx.exit_code = kUsageExitCode;
     }

@@ -1,10 +1,11 @@
 // `supervise status [policy flags] [--json]`
 //
 // The effective policy for the current directory: which policy file won the
-// discovery (--policy, ./.supervise.json, $XDG_CONFIG_HOME/supervise/policy.json,
-// /etc/supervise/policy.json, default preset), the preset under it, mode,
-// fallback, network mode and the engine per feature on this host. Exit 0,
-// or 2 for a bad policy; whether the host can enforce it is doctor's exit code.
+// discovery (--policy, ./.supervise.json,
+// $XDG_CONFIG_HOME/supervise/policy.json, /etc/supervise/policy.json, default
+// preset), the preset under it, mode, fallback, network mode and the engine per
+// feature on this host. Exit 0, or 2 for a bad policy; whether the host can
+// enforce it is doctor's exit code.
 #include <CLI/CLI.hpp>
 #include <cstdio>
 
@@ -14,21 +15,22 @@
 
 namespace sv::supervisor {
 
-void registerStatus(CLI::App& app, CommandContext& ctx) {
+void registerStatus(CLI::App &app, CommandContext &ctx) {
   struct Args {
     PolicyArgs policy;
     bool json = false;
   };
   auto args = std::make_shared<Args>();
-  CLI::App* sub = app.add_subcommand(
-      "status", "show the effective policy here: which file applies, mode, network, engines");
+  CLI::App *sub = app.add_subcommand("status",
+                                     "show the effective policy here: which file "
+                                     "applies, mode, network, engines");
   args->policy.addTo(*sub);
   sub->add_flag("--json", args->json, "print one JSON object (the policy and features of doctor)");
   sub->callback([&ctx, args] {
     try {
       std::vector<policy::Diagnostic> diags;
       auto eff = loadEffectivePolicy(args->policy, &diags);
-      for (const auto& d : diags) std::fprintf(stderr, "%s\n", d.format().c_str());
+      for (const auto &d : diags) std::fprintf(stderr, "%s\n", d.format().c_str());
       if (!eff) {
         if (diags.empty())
           std::fprintf(stderr, "supervise status: %s\n", eff.error().message().c_str());
@@ -49,7 +51,7 @@ void registerStatus(CLI::App& app, CommandContext& ctx) {
         std::fputs(statusText(eff->summary, *eff->policy, rows).c_str(), stdout);
       }
       ctx.exit_code = 0;
-    } catch (const std::exception& e) {
+    } catch (const std::exception &e) {
       std::fprintf(stderr, "supervise status: %s\n", e.what());
       ctx.exit_code = kUsageExitCode;
     }

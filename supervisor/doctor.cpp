@@ -1,4 +1,5 @@
-// Doctor probes, capability matrix, config discovery and rendering (see doctor.h).
+// Doctor probes, capability matrix, config discovery and rendering (see
+// doctor.h).
 #include "supervisor/doctor.h"
 
 #include <bpf/bpf.h>
@@ -24,30 +25,31 @@
 #include <sstream>
 
 #include "common/unique_fd.h"
+#include "supervisor/policy_args.h"
 #include "tracer/kernel_abi.h"
 #include "tracer/landlock.h"
 #include "tracer/net_filter.h"
 #include "tracer/probe.h"
-#include "supervisor/policy_args.h"
 
 namespace sv::supervisor {
 namespace {
 
 using policy::NetworkMode;
 
-// "EPERM (Operation not permitted)": the errno name is what an operator greps for.
+// "EPERM (Operation not permitted)": the errno name is what an operator greps
+// for.
 std::string errnoText(int err) {
-  const char* name = ::strerrorname_np(err);
+  const char *name = ::strerrorname_np(err);
   return std::string(name ? name : std::to_string(err).c_str()) + " (" + std::strerror(err) + ")";
 }
 
-bool fileExists(const std::string& path) {
+bool fileExists(const std::string &path) {
   struct stat st {};
   return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
 }
 
 // A small text file (procfs/securityfs), trailing newline removed.
-Result<std::string> readSmallFile(const std::string& path) {
+Result<std::string> readSmallFile(const std::string &path) {
   std::ifstream in(path);
   if (!in) return errnoError("open " + path);
   std::stringstream ss;
@@ -60,7 +62,7 @@ Result<std::string> readSmallFile(const std::string& path) {
 // securityfs is not mounted on every host. Mounting it on the host would
 // change the operator's mount table, so a child mounts it in a private mount
 // namespace, reads the file and reports through a pipe.
-Result<std::string> readSecurityFile(const std::string& name) {
+Result<std::string> readSecurityFile(const std::string &name) {
   const std::string path = "/sys/kernel/security/" + name;
   if (auto direct = readSmallFile(path)) return direct;
   int p[2];
@@ -109,22 +111,23 @@ Result<std::string> readSecurityFile(const std::string& name) {
   return out;
 }
 
-// ---- Landlock: one ruleset per right, so the list is what the kernel accepts ----
+// ---- Landlock: one ruleset per right, so the list is what the kernel accepts
+// ----
 
 struct NamedBit {
   uint64_t bit;
-  const char* name;
+  const char *name;
 };
 
 constexpr NamedBit kFsRights[] = {
-    {tracer::abi::kFsExecute, "EXECUTE"},       {tracer::abi::kFsWriteFile, "WRITE_FILE"},
-    {tracer::abi::kFsReadFile, "READ_FILE"},    {tracer::abi::kFsReadDir, "READ_DIR"},
-    {tracer::abi::kFsRemoveDir, "REMOVE_DIR"},  {tracer::abi::kFsRemoveFile, "REMOVE_FILE"},
-    {tracer::abi::kFsMakeChar, "MAKE_CHAR"},    {tracer::abi::kFsMakeDir, "MAKE_DIR"},
-    {tracer::abi::kFsMakeReg, "MAKE_REG"},      {tracer::abi::kFsMakeSock, "MAKE_SOCK"},
-    {tracer::abi::kFsMakeFifo, "MAKE_FIFO"},    {tracer::abi::kFsMakeBlock, "MAKE_BLOCK"},
-    {tracer::abi::kFsMakeSym, "MAKE_SYM"},      {tracer::abi::kFsRefer, "REFER"},
-    {tracer::abi::kFsTruncate, "TRUNCATE"},     {tracer::abi::kFsIoctlDev, "IOCTL_DEV"},
+    {tracer::abi::kFsExecute, "EXECUTE"},      {tracer::abi::kFsWriteFile, "WRITE_FILE"},
+    {tracer::abi::kFsReadFile, "READ_FILE"},   {tracer::abi::kFsReadDir, "READ_DIR"},
+    {tracer::abi::kFsRemoveDir, "REMOVE_DIR"}, {tracer::abi::kFsRemoveFile, "REMOVE_FILE"},
+    {tracer::abi::kFsMakeChar, "MAKE_CHAR"},   {tracer::abi::kFsMakeDir, "MAKE_DIR"},
+    {tracer::abi::kFsMakeReg, "MAKE_REG"},     {tracer::abi::kFsMakeSock, "MAKE_SOCK"},
+    {tracer::abi::kFsMakeFifo, "MAKE_FIFO"},   {tracer::abi::kFsMakeBlock, "MAKE_BLOCK"},
+    {tracer::abi::kFsMakeSym, "MAKE_SYM"},     {tracer::abi::kFsRefer, "REFER"},
+    {tracer::abi::kFsTruncate, "TRUNCATE"},    {tracer::abi::kFsIoctlDev, "IOCTL_DEV"},
 };
 constexpr NamedBit kNetRights[] = {{1ULL << 0, "BIND_TCP"}, {1ULL << 1, "CONNECT_TCP"}};
 constexpr NamedBit kScopes[] = {{tracer::abi::kScopeAbstractUnixSocket, "ABSTRACT_UNIX_SOCKET"},
@@ -141,7 +144,7 @@ bool landlockAccepts(uint64_t fs, uint64_t net, uint64_t scoped) {
 // ---- BPF ----
 
 // libbpf prints its own warnings; a probe's refusal is reported by us instead.
-int quietLibbpf(enum libbpf_print_level, const char*, va_list) { return 0; }
+int quietLibbpf(enum libbpf_print_level, const char *, va_list) { return 0; }
 
 constexpr bpf_insn kReturnZero[] = {
     {.code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .src_reg = 0, .off = 0, .imm = 0},
@@ -150,9 +153,9 @@ constexpr bpf_insn kReturnZero[] = {
 
 // Loads `type` with a BTF attach target (tp_btf / lsm) and attaches it for an
 // instant. Empty string on success, else which step failed and the errno.
-std::string loadAndAttachBtfProg(bpf_prog_type type, bpf_attach_type attach, const char* target,
-                                 int btf_kind, const char* section) {
-  btf* vmlinux = btf__load_vmlinux_btf();
+std::string loadAndAttachBtfProg(bpf_prog_type type, bpf_attach_type attach, const char *target,
+                                 int btf_kind, const char *section) {
+  btf *vmlinux = btf__load_vmlinux_btf();
   if (!vmlinux) return std::string("vmlinux BTF unavailable: ") + errnoText(errno);
   int id = btf__find_by_name_kind(vmlinux, target, btf_kind);
   btf__free(vmlinux);
@@ -179,30 +182,45 @@ std::string loadAndAttachRawTp() {
 }
 
 // The LSM ids of include/uapi/linux/lsm.h.
-const char* lsmName(uint64_t id) {
+const char *lsmName(uint64_t id) {
   switch (id) {
-    case 100: return "capability";
-    case 101: return "selinux";
-    case 102: return "smack";
-    case 103: return "tomoyo";
-    case 104: return "apparmor";
-    case 105: return "yama";
-    case 106: return "loadpin";
-    case 107: return "safesetid";
-    case 108: return "lockdown";
-    case 109: return "bpf";
-    case 110: return "landlock";
-    case 111: return "ima";
-    case 112: return "evm";
-    case 113: return "ipe";
-    default: return nullptr;
+    case 100:
+      return "capability";
+    case 101:
+      return "selinux";
+    case 102:
+      return "smack";
+    case 103:
+      return "tomoyo";
+    case 104:
+      return "apparmor";
+    case 105:
+      return "yama";
+    case 106:
+      return "loadpin";
+    case 107:
+      return "safesetid";
+    case 108:
+      return "lockdown";
+    case 109:
+      return "bpf";
+    case 110:
+      return "landlock";
+    case 111:
+      return "ima";
+    case 112:
+      return "evm";
+    case 113:
+      return "ipe";
+    default:
+      return nullptr;
   }
 }
 
 constexpr long kNrLsmListModules = 461;  // x86_64, Linux 6.8
 
 // Active LSMs: lsm_list_modules(2) where the kernel has it, else securityfs.
-Result<std::vector<std::string>> activeLsms(std::string* how) {
+Result<std::vector<std::string>> activeLsms(std::string *how) {
   uint64_t ids[64];
   uint32_t size = sizeof ids;
   long n = ::syscall(kNrLsmListModules, ids, &size, 0);
@@ -210,7 +228,7 @@ Result<std::vector<std::string>> activeLsms(std::string* how) {
     *how = "lsm_list_modules(2)";
     std::vector<std::string> out;
     for (long i = 0; i < n; ++i) {
-      const char* name = lsmName(ids[i]);
+      const char *name = lsmName(ids[i]);
       out.push_back(name ? name : "lsm#" + std::to_string(ids[i]));
     }
     return out;
@@ -226,29 +244,28 @@ Result<std::vector<std::string>> activeLsms(std::string* how) {
 }
 
 // Capability numbers worth naming for a supervisor (linux/capability.h).
-constexpr std::pair<int, const char*> kNamedCaps[] = {
-    {8, "CAP_SETPCAP"},      {12, "CAP_NET_ADMIN"}, {19, "CAP_SYS_PTRACE"},
-    {21, "CAP_SYS_ADMIN"},   {38, "CAP_PERFMON"},   {39, "CAP_BPF"},
+constexpr std::pair<int, const char *> kNamedCaps[] = {
+    {8, "CAP_SETPCAP"},    {12, "CAP_NET_ADMIN"}, {19, "CAP_SYS_PTRACE"},
+    {21, "CAP_SYS_ADMIN"}, {38, "CAP_PERFMON"},   {39, "CAP_BPF"},
 };
 
-void add(HostReport& r, std::string id, std::string label, CheckState state, std::string value,
+void add(HostReport &r, std::string id, std::string label, CheckState state, std::string value,
          std::string detail = "") {
-  r.checks.push_back(
-      {std::move(id), std::move(label), state, std::move(value), std::move(detail)});
+  r.checks.push_back({std::move(id), std::move(label), state, std::move(value), std::move(detail)});
 }
 
 CheckState okIf(bool b) { return b ? CheckState::Ok : CheckState::Missing; }
 
-std::string joined(const std::vector<std::string>& v, const char* sep = " ") {
+std::string joined(const std::vector<std::string> &v, const char *sep = " ") {
   std::string out;
-  for (const auto& s : v) out += (out.empty() ? "" : sep) + s;
+  for (const auto &s : v) out += (out.empty() ? "" : sep) + s;
   return out;
 }
 
-void probeBpf(HostReport& r) {
-  HostCaps& c = r.caps;
+void probeBpf(HostReport &r) {
+  HostCaps &c = r.caps;
   if (tracer::testDisabled("bpf")) {
-    for (const char* what : {"cgroup_sock_addr", "ringbuf", "tracepoint", "bpf_lsm"})
+    for (const char *what : {"cgroup_sock_addr", "ringbuf", "tracepoint", "bpf_lsm"})
       c.why[what] = tracer::kDisabledByTest;
     add(r, "bpf.cgroup_sock_addr", "BPF cgroup socket hooks", CheckState::Missing, "no",
         tracer::kDisabledByTest);
@@ -283,9 +300,9 @@ void probeBpf(HostReport& r) {
   // attached for real (tp_btf is what the exec re-check would use).
   int tp = libbpf_probe_bpf_prog_type(BPF_PROG_TYPE_TRACEPOINT, nullptr);
   std::string raw = loadAndAttachRawTp();
-  std::string btf = loadAndAttachBtfProg(BPF_PROG_TYPE_TRACING, BPF_TRACE_RAW_TP,
-                                         "btf_trace_sched_process_exec", BTF_KIND_TYPEDEF,
-                                         "tp_btf/sched_process_exec");
+  std::string btf =
+      loadAndAttachBtfProg(BPF_PROG_TYPE_TRACING, BPF_TRACE_RAW_TP, "btf_trace_sched_process_exec",
+                           BTF_KIND_TYPEDEF, "tp_btf/sched_process_exec");
   c.bpf_tracepoint = tp == 1 || raw.empty();
   std::string tp_detail = std::string("tracepoint: ") + (tp == 1 ? "ok" : "refused") +
                           "; raw_tp: " + (raw.empty() ? "ok" : raw) +
@@ -309,18 +326,21 @@ void probeBpf(HostReport& r) {
 
 std::string_view toString(CheckState s) {
   switch (s) {
-    case CheckState::Ok: return "ok";
-    case CheckState::Missing: return "missing";
-    case CheckState::Info: return "info";
+    case CheckState::Ok:
+      return "ok";
+    case CheckState::Missing:
+      return "missing";
+    case CheckState::Info:
+      return "info";
   }
   return "info";
 }
 
 HostReport probeDoctorHost() {
   HostReport r;
-  HostCaps& c = r.caps;
+  HostCaps &c = r.caps;
 
-  if (struct utsname u {}; ::uname(&u) == 0) {
+  if (struct utsname u{}; ::uname(&u) == 0) {
     add(r, "kernel", "kernel", CheckState::Info,
         std::string(u.sysname) + " " + u.release + " " + u.machine, u.version);
   }
@@ -328,7 +348,7 @@ HostReport probeDoctorHost() {
   // seccomp, Landlock, cgroup: the same probes the session runs.
   tracer::HostFeatures f = tracer::probeHost();
   auto note = [&f](std::string_view prefix) {
-    for (const auto& n : f.notes)
+    for (const auto &n : f.notes)
       if (n.starts_with(prefix)) return n.substr(prefix.size());
     return std::string();
   };
@@ -354,11 +374,11 @@ HostReport probeDoctorHost() {
       c.notify_sync_wakeup ? "yes" : "no", "SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP (lower latency)");
 
   if (c.landlock_abi > 0) {
-    for (const auto& b : kFsRights)
+    for (const auto &b : kFsRights)
       if (landlockAccepts(b.bit, 0, 0)) r.landlock_fs_rights.push_back(b.name);
-    for (const auto& b : kNetRights)
+    for (const auto &b : kNetRights)
       if (landlockAccepts(0, b.bit, 0)) r.landlock_net_rights.push_back(b.name);
-    for (const auto& b : kScopes)
+    for (const auto &b : kScopes)
       if (landlockAccepts(0, 0, b.bit)) r.landlock_scopes.push_back(b.name);
   }
   add(r, "landlock.abi", "Landlock", okIf(c.landlock_abi > 0),
@@ -369,7 +389,8 @@ HostReport probeDoctorHost() {
         std::to_string(r.landlock_fs_rights.size()), joined(r.landlock_fs_rights));
     add(r, "landlock.net_rights", "  network rights", CheckState::Info,
         std::to_string(r.landlock_net_rights.size()),
-        joined(r.landlock_net_rights) + (r.landlock_net_rights.empty() ? "" : " (unused: cgroup-bpf decides)"));
+        joined(r.landlock_net_rights) +
+            (r.landlock_net_rights.empty() ? "" : " (unused: cgroup-bpf decides)"));
     add(r, "landlock.scopes", "  scopes", CheckState::Info,
         std::to_string(r.landlock_scopes.size()), joined(r.landlock_scopes));
   }
@@ -389,7 +410,7 @@ HostReport probeDoctorHost() {
   auto lsms = activeLsms(&how);
   if (lsms) {
     r.lsms = *lsms;
-    for (const auto& l : r.lsms) c.bpf_lsm_active |= l == "bpf";
+    for (const auto &l : r.lsms) c.bpf_lsm_active |= l == "bpf";
   }
   add(r, "lsm.active", "active LSMs", CheckState::Info, lsms ? joined(r.lsms, ",") : "unknown",
       lsms ? "from " + how : lsms.error().message());
@@ -409,7 +430,8 @@ HostReport probeDoctorHost() {
     add(r, "lockdown", "lockdown mode", CheckState::Info, mode,
         mode == "none"        ? "no lockdown restrictions"
         : mode == "integrity" ? "kernel writes blocked (bpf_probe_write_user refused)"
-                              : "kernel memory reads blocked too (bpf_probe_read_kernel refused)");
+                              : "kernel memory reads blocked too (bpf_probe_read_kernel "
+                                "refused)");
   } else {
     add(r, "lockdown", "lockdown mode", CheckState::Info, "n/a",
         "lockdown LSM not active: " + lock.error().message());
@@ -430,7 +452,7 @@ HostReport probeDoctorHost() {
       if (line.starts_with("CapEff:")) eff = std::strtoull(line.c_str() + 7, nullptr, 16);
   }
   std::vector<std::string> have, lack;
-  for (const auto& [bit, name] : kNamedCaps) (eff >> bit & 1 ? have : lack).push_back(name);
+  for (const auto &[bit, name] : kNamedCaps) (eff >> bit & 1 ? have : lack).push_back(name);
   add(r, "privileges.euid", "effective uid", CheckState::Info, std::to_string(::geteuid()),
       ::geteuid() == 0 ? "root" : "not root: cgroup and BPF probes need privileges");
   char hex[32];
@@ -445,24 +467,25 @@ HostReport probeDoctorHost() {
 
 namespace {
 
-bool anyDenyGlobs(const policy::FilesystemRules& fs) {
+bool anyDenyGlobs(const policy::FilesystemRules &fs) {
   return !fs.deny_read.empty() || !fs.deny_write.empty();
 }
-bool anyExecRules(const policy::ExecRules& e) {
+bool anyExecRules(const policy::ExecRules &e) {
   return !e.allow.empty() || !e.deny.empty() || !e.switches.empty();
 }
 
-std::string why(const HostCaps& c, const std::string& key, const std::string& what) {
+std::string why(const HostCaps &c, const std::string &key, const std::string &what) {
   auto it = c.why.find(key);
   return what + ": " + (it == c.why.end() || it->second.empty() ? "unavailable" : it->second);
 }
 
 }  // namespace
 
-std::vector<FeatureRow> featureMatrix(const HostCaps& c, const policy::Policy& p) {
+std::vector<FeatureRow> featureMatrix(const HostCaps &c, const policy::Policy &p) {
   const bool notify = c.seccomp_notify && c.notify_addfd;
   const bool landlock = c.landlock_abi > 0;
-  // The network filter reports through a ring buffer: it can't load without one.
+  // The network filter reports through a ring buffer: it can't load without
+  // one.
   const bool net_bpf = c.cgroup_writable && c.cgroup_sock_addr && c.bpf_ringbuf;
   // The design prefers BPF LSM for files, exec and connect; this build has no
   // BPF LSM backend yet, so its state is only reported, never chosen.
@@ -470,7 +493,7 @@ std::vector<FeatureRow> featureMatrix(const HostCaps& c, const policy::Policy& p
       c.bpf_lsm_loadable && c.bpf_lsm_active ? "" : "; bpf-lsm not usable here";
 
   bool deny_globs = anyDenyGlobs(p.filesystem), exec_rules = anyExecRules(p.exec);
-  for (const auto& [name, prof] : p.profiles) {
+  for (const auto &[name, prof] : p.profiles) {
     deny_globs |= anyDenyGlobs(prof.filesystem);
     exec_rules |= anyExecRules(prof.exec);
   }
@@ -503,9 +526,10 @@ std::vector<FeatureRow> featureMatrix(const HostCaps& c, const policy::Policy& p
   row("profiles", "profiles", !p.profiles.empty(), notify, "seccomp-notify",
       "profile switched on exec, tracked per process by the supervisor",
       why(c, "seccomp_notify", "seccomp user-notify"));
-  const std::string net_bad = !c.cgroup_writable    ? why(c, "cgroup", "session cgroup")
-                              : !c.cgroup_sock_addr ? why(c, "cgroup_sock_addr", "cgroup socket hooks")
-                                                    : why(c, "ringbuf", "BPF ring buffer");
+  const std::string net_bad = !c.cgroup_writable ? why(c, "cgroup", "session cgroup")
+                              : !c.cgroup_sock_addr
+                                  ? why(c, "cgroup_sock_addr", "cgroup socket hooks")
+                                  : why(c, "ringbuf", "BPF ring buffer");
   row("network.none", "network: none", mode == NetworkMode::None, net_bpf, "cgroup-bpf",
       "every socket connect/sendmsg refused in the kernel", net_bad);
   row("network.localhost", "network: localhost", mode == NetworkMode::Localhost, net_bpf,
@@ -522,28 +546,29 @@ std::vector<FeatureRow> featureMatrix(const HostCaps& c, const policy::Policy& p
                                                 : "") +
           "file/exec decisions from the notify path" +
           (mode == NetworkMode::All ? "" : ", network decisions from the BPF ring buffer"),
-      !notify ? why(c, "seccomp_notify", "seccomp user-notify") : why(c, "ringbuf", "BPF ring buffer"));
+      !notify ? why(c, "seccomp_notify", "seccomp user-notify")
+              : why(c, "ringbuf", "BPF ring buffer"));
   return rows;
 }
 
-bool fullyEnforceable(const std::vector<FeatureRow>& rows) {
-  for (const auto& r : rows)
+bool fullyEnforceable(const std::vector<FeatureRow> &rows) {
+  for (const auto &r : rows)
     if (r.used && !r.enforceable) return false;
   return true;
 }
 
 // ---- discovery ----
 
-DiscoveryInput discoveryFromEnvironment(const std::string& explicit_file) {
+DiscoveryInput discoveryFromEnvironment(const std::string &explicit_file) {
   DiscoveryInput in;
   in.explicit_file = explicit_file;
   if (char buf[4096]; ::getcwd(buf, sizeof buf)) in.cwd = buf;
-  if (const char* x = std::getenv("XDG_CONFIG_HOME")) in.xdg_config_home = x;
-  if (const char* h = std::getenv("HOME"); h && *h == '/') {
+  if (const char *x = std::getenv("XDG_CONFIG_HOME")) in.xdg_config_home = x;
+  if (const char *h = std::getenv("HOME"); h && *h == '/') {
     in.home = h;
   } else {
     struct passwd pw {};
-    struct passwd* out = nullptr;
+    struct passwd *out = nullptr;
     std::string buf(16384, '\0');
     if (::getpwuid_r(::getuid(), &pw, buf.data(), buf.size(), &out) == 0 && out && out->pw_dir)
       in.home = out->pw_dir;
@@ -551,15 +576,16 @@ DiscoveryInput discoveryFromEnvironment(const std::string& explicit_file) {
   return in;
 }
 
-std::string discoverPolicyFile(const DiscoveryInput& in, std::string* source) {
-  auto won = [source](const char* s, std::string path) {
+std::string discoverPolicyFile(const DiscoveryInput &in, std::string *source) {
+  auto won = [source](const char *s, std::string path) {
     if (source) *source = s;
     return path;
   };
   if (!in.explicit_file.empty()) return won("--policy", in.explicit_file);
   if (!in.cwd.empty() && fileExists(in.cwd + "/.supervise.json"))
     return won("./.supervise.json", in.cwd + "/.supervise.json");
-  // XDG base directory spec: a relative $XDG_CONFIG_HOME is invalid and ignored.
+  // XDG base directory spec: a relative $XDG_CONFIG_HOME is invalid and
+  // ignored.
   std::string config;
   if (!in.xdg_config_home.empty() && in.xdg_config_home.front() == '/')
     config = in.xdg_config_home;
@@ -573,14 +599,15 @@ std::string discoverPolicyFile(const DiscoveryInput& in, std::string* source) {
 }
 
 Result<EffectivePolicy> loadEffectivePolicy(PolicyArgs args,
-                                            std::vector<policy::Diagnostic>* diags) {
+                                            std::vector<policy::Diagnostic> *diags) {
   EffectivePolicy out;
-  out.summary.file = discoverPolicyFile(discoveryFromEnvironment(args.policy_file),
-                                        &out.summary.source);
+  out.summary.file =
+      discoverPolicyFile(discoveryFromEnvironment(args.policy_file), &out.summary.source);
   args.policy_file = out.summary.file;
-  // Same precedence as policy::load(): SUPERVISE_PRESET over --preset over the default.
-  const char* env = std::getenv("SUPERVISE_PRESET");
-  out.summary.preset = env && *env              ? env
+  // Same precedence as policy::load(): SUPERVISE_PRESET over --preset over the
+  // default.
+  const char *env = std::getenv("SUPERVISE_PRESET");
+  out.summary.preset = env && *env            ? env
                        : !args.preset.empty() ? args.preset
                                               : policy::LoadRequest{}.preset;
   auto loaded = loadPolicy(args, diags);
@@ -594,28 +621,32 @@ Result<EffectivePolicy> loadEffectivePolicy(PolicyArgs args,
 
 namespace {
 
-const char* modeName(policy::Mode m) { return m == policy::Mode::Audit ? "audit" : "enforce"; }
-const char* fallbackName(policy::Fallback f) {
+const char *modeName(policy::Mode m) { return m == policy::Mode::Audit ? "audit" : "enforce"; }
+const char *fallbackName(policy::Fallback f) {
   return f == policy::Fallback::UnsafeHostProcess ? "unsafe-host-process" : "fail-closed";
 }
-const char* networkName(NetworkMode m) {
+const char *networkName(NetworkMode m) {
   switch (m) {
-    case NetworkMode::None: return "none";
-    case NetworkMode::Localhost: return "localhost";
-    case NetworkMode::Allowlist: return "allowlist";
-    case NetworkMode::All: return "all";
+    case NetworkMode::None:
+      return "none";
+    case NetworkMode::Localhost:
+      return "localhost";
+    case NetworkMode::Allowlist:
+      return "allowlist";
+    case NetworkMode::All:
+      return "all";
   }
   return "all";
 }
 
-std::string policyLine(const PolicySummary& s) {
+std::string policyLine(const PolicySummary &s) {
   std::string out = "preset " + s.preset;
   if (!s.file.empty()) out += " + " + s.file;
   return out + " (from " + s.source + ")";
 }
 
-void appendf(std::string& out, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
-void appendf(std::string& out, const char* fmt, ...) {
+void appendf(std::string &out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void appendf(std::string &out, const char *fmt, ...) {
   char buf[2048];
   va_list ap;
   va_start(ap, fmt);
@@ -624,42 +655,43 @@ void appendf(std::string& out, const char* fmt, ...) {
   out += buf;
 }
 
-void appendRows(std::string& out, const std::vector<FeatureRow>& rows) {
-  for (const auto& r : rows) {
-    const char* mark = r.enforceable ? "ok" : (r.used ? "MISSING" : "missing");
+void appendRows(std::string &out, const std::vector<FeatureRow> &rows) {
+  for (const auto &r : rows) {
+    const char *mark = r.enforceable ? "ok" : (r.used ? "MISSING" : "missing");
     appendf(out, "  %-8s %-26s %-6s %-28s %s\n", mark, r.label.c_str(), r.used ? "used" : "-",
             r.backend.empty() ? "cannot be enforced" : r.backend.c_str(), r.detail.c_str());
   }
 }
 
-std::string verdictLine(const PolicySummary& s, const std::vector<FeatureRow>& rows) {
+std::string verdictLine(const PolicySummary &s, const std::vector<FeatureRow> &rows) {
   if (fullyEnforceable(rows)) return "policy " + s.name + " is fully enforceable on this host\n";
   std::string out = "policy " + s.name + " is NOT fully enforceable on this host:";
-  for (const auto& r : rows)
+  for (const auto &r : rows)
     if (r.used && !r.enforceable) out += "\n  " + r.label + ": " + r.detail;
   return out + "\n";
 }
 
 }  // namespace
 
-nlohmann::json doctorJson(const HostReport& host, const PolicySummary& s,
-                          const policy::Policy& p, const std::vector<FeatureRow>& rows) {
+nlohmann::json doctorJson(const HostReport &host, const PolicySummary &s, const policy::Policy &p,
+                          const std::vector<FeatureRow> &rows) {
   nlohmann::json checks = nlohmann::json::array();
-  for (const auto& c : host.checks)
+  for (const auto &c : host.checks)
     checks.push_back({{"id", c.id},
                       {"label", c.label.substr(c.label.find_first_not_of(' '))},
                       {"status", std::string(toString(c.state))},
                       {"value", c.value},
                       {"detail", c.detail}});
   nlohmann::json features = nlohmann::json::array();
-  for (const auto& r : rows)
-    features.push_back({{"id", r.id},
-                        {"label", r.label},
-                        {"used", r.used},
-                        {"enforceable", r.enforceable},
-                        {"backend", r.backend.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.backend)},
-                        {"detail", r.detail}});
-  const HostCaps& c = host.caps;
+  for (const auto &r : rows)
+    features.push_back(
+        {{"id", r.id},
+         {"label", r.label},
+         {"used", r.used},
+         {"enforceable", r.enforceable},
+         {"backend", r.backend.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.backend)},
+         {"detail", r.detail}});
+  const HostCaps &c = host.caps;
   return {{"schema_version", 1},
           {"host",
            {{"seccomp_notify", c.seccomp_notify},
@@ -691,27 +723,28 @@ nlohmann::json doctorJson(const HostReport& host, const PolicySummary& s,
           {"fully_enforceable", fullyEnforceable(rows)}};
 }
 
-std::string doctorText(const HostReport& host, const PolicySummary& s,
-                       const std::vector<FeatureRow>& rows) {
+std::string doctorText(const HostReport &host, const PolicySummary &s,
+                       const std::vector<FeatureRow> &rows) {
   std::string out = "host\n";
-  for (const auto& c : host.checks) {
-    appendf(out, "  %-8s %-28s %-24s %s\n", std::string(toString(c.state)).c_str(),
-            c.label.c_str(), c.value.c_str(), c.detail.c_str());
+  for (const auto &c : host.checks) {
+    appendf(out, "  %-8s %-28s %-24s %s\n", std::string(toString(c.state)).c_str(), c.label.c_str(),
+            c.value.c_str(), c.detail.c_str());
   }
   out += "\npolicy: " + policyLine(s) + "\n";
   appendRows(out, rows);
   return out + "\n" + verdictLine(s, rows);
 }
 
-std::string statusText(const PolicySummary& s, const policy::Policy& p,
-                       const std::vector<FeatureRow>& rows) {
+std::string statusText(const PolicySummary &s, const policy::Policy &p,
+                       const std::vector<FeatureRow> &rows) {
   std::string out;
   appendf(out, "%-10s %s\n", "policy", s.name.c_str());
   appendf(out, "%-10s %s\n", "preset", s.preset.c_str());
   appendf(out, "%-10s %s\n", "file", s.file.empty() ? "(none)" : s.file.c_str());
-  appendf(out, "%-10s %s (order: --policy, ./.supervise.json, "
-               "$XDG_CONFIG_HOME/supervise/policy.json, /etc/supervise/policy.json, "
-               "default preset)\n",
+  appendf(out,
+          "%-10s %s (order: --policy, ./.supervise.json, "
+          "$XDG_CONFIG_HOME/supervise/policy.json, /etc/supervise/policy.json, "
+          "default preset)\n",
           "source", s.source.c_str());
   appendf(out, "%-10s %s\n", "workspace", p.workspace.c_str());
   appendf(out, "%-10s %s\n", "mode", modeName(p.mode));

@@ -1,4 +1,5 @@
-// Doctor: the capability matrix behind `supervise doctor` and `supervise status`.
+// Doctor: the capability matrix behind `supervise doctor` and `supervise
+// status`.
 //
 // probeDoctorHost() asks the running kernel, by real attempts only, what the
 // supervisor can use here (seccomp user-notify and its flags, each Landlock
@@ -14,10 +15,9 @@
 
 #include <map>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "common/result.h"
 #include "policy/load.h"
@@ -70,21 +70,22 @@ HostReport probeDoctorHost();
 
 // One policy feature and what enforces it here.
 struct FeatureRow {
-  std::string id;       // "file_roots", "deny_globs", "exec_rules", "profiles",
-                        // "network.none" ... "network.all", "audit", "process_tree",
-                        // "syscall_mediation"
-  std::string label;    // "file roots"
-  bool used = false;    // the policy relies on it (a missing backend then blocks the run)
+  std::string id;     // "file_roots", "deny_globs", "exec_rules", "profiles",
+                      // "network.none" ... "network.all", "audit", "process_tree",
+                      // "syscall_mediation"
+  std::string label;  // "file roots"
+  bool used = false;  // the policy relies on it (a missing backend then blocks the run)
   bool enforceable = false;
-  std::string backend;  // "landlock", "seccomp-notify", "cgroup-bpf", "cgroup", "" when none
+  std::string backend;  // "landlock", "seccomp-notify", "cgroup-bpf", "cgroup",
+                        // "" when none
   std::string detail;   // what is missing, or how it is enforced
 };
 
-std::vector<FeatureRow> featureMatrix(const HostCaps& caps, const policy::Policy& policy);
+std::vector<FeatureRow> featureMatrix(const HostCaps &caps, const policy::Policy &policy);
 
 // True when every row the policy uses is enforceable (the session would start
 // without fallback: unsafe-host-process).
-bool fullyEnforceable(const std::vector<FeatureRow>& rows);
+bool fullyEnforceable(const std::vector<FeatureRow> &rows);
 
 // ---- config discovery ----
 
@@ -96,8 +97,9 @@ struct DiscoveryInput {
   std::string etc_dir = "/etc";
 };
 
-// The environment's inputs: getcwd(), $XDG_CONFIG_HOME, $HOME (or the passwd entry).
-DiscoveryInput discoveryFromEnvironment(const std::string& explicit_file);
+// The environment's inputs: getcwd(), $XDG_CONFIG_HOME, $HOME (or the passwd
+// entry).
+DiscoveryInput discoveryFromEnvironment(const std::string &explicit_file);
 
 // The policy file that applies, first match wins: explicit_file, then
 // <cwd>/.supervise.json, then <xdg or home/.config>/supervise/policy.json,
@@ -106,7 +108,7 @@ DiscoveryInput discoveryFromEnvironment(const std::string& explicit_file);
 // *source, when given, names the rule that won ("--policy",
 // "./.supervise.json", "$XDG_CONFIG_HOME/supervise/policy.json",
 // "/etc/supervise/policy.json", "default preset").
-std::string discoverPolicyFile(const DiscoveryInput& in, std::string* source = nullptr);
+std::string discoverPolicyFile(const DiscoveryInput &in, std::string *source = nullptr);
 
 // ---- rendering ----
 
@@ -124,14 +126,14 @@ struct EffectivePolicy {
   PolicySummary summary;
 };
 Result<EffectivePolicy> loadEffectivePolicy(PolicyArgs args,
-                                            std::vector<policy::Diagnostic>* diags);
+                                            std::vector<policy::Diagnostic> *diags);
 
-nlohmann::json doctorJson(const HostReport& host, const PolicySummary& summary,
-                          const policy::Policy& policy, const std::vector<FeatureRow>& rows);
-std::string doctorText(const HostReport& host, const PolicySummary& summary,
-                       const std::vector<FeatureRow>& rows);
-std::string statusText(const PolicySummary& summary, const policy::Policy& policy,
-                       const std::vector<FeatureRow>& rows);
+nlohmann::json doctorJson(const HostReport &host, const PolicySummary &summary,
+                          const policy::Policy &policy, const std::vector<FeatureRow> &rows);
+std::string doctorText(const HostReport &host, const PolicySummary &summary,
+                       const std::vector<FeatureRow> &rows);
+std::string statusText(const PolicySummary &summary, const policy::Policy &policy,
+                       const std::vector<FeatureRow> &rows);
 
 std::string_view toString(CheckState s);
 

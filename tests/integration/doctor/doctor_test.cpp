@@ -31,7 +31,7 @@ HostCaps fullHost() {
   return c;
 }
 
-std::shared_ptr<const policy::Policy> loadPreset(const std::string& preset,
+std::shared_ptr<const policy::Policy> loadPreset(const std::string &preset,
                                                  std::vector<std::string> overrides = {}) {
   policy::LoadRequest req;
   req.preset = preset;
@@ -43,8 +43,8 @@ std::shared_ptr<const policy::Policy> loadPreset(const std::string& preset,
   return res.policy;
 }
 
-const FeatureRow& row(const std::vector<FeatureRow>& rows, const std::string& id) {
-  for (const auto& r : rows)
+const FeatureRow &row(const std::vector<FeatureRow> &rows, const std::string &id) {
+  for (const auto &r : rows)
     if (r.id == id) return r;
   ADD_FAILURE() << "no row " << id;
   static FeatureRow none;
@@ -70,7 +70,7 @@ TEST(DoctorMatrixTest, MissingLandlockBlocksFileRootsWithTheProbeReason) {
   c.why["landlock"] = "unavailable (disabled by SUPERVISE_TEST_DISABLE)";
   auto rows = featureMatrix(c, *loadPreset("code-sandbox"));
   EXPECT_FALSE(fullyEnforceable(rows));
-  const auto& r = row(rows, "file_roots");
+  const auto &r = row(rows, "file_roots");
   EXPECT_FALSE(r.enforceable);
   EXPECT_EQ(r.backend, "");
   EXPECT_NE(r.detail.find("Landlock: unavailable (disabled by SUPERVISE_TEST_DISABLE)"),
@@ -104,6 +104,29 @@ TEST(DoctorMatrixTest, NoSeccompNotifyBlocksEvenWithoutDenyGlobs) {
   EXPECT_FALSE(fullyEnforceable(rows));
 }
 
+TEST(DoctorMatrixTest, NetworkFilterNeedsTheRingBuffer) {
+  HostCaps c = fullHost();
+  c.bpf_ringbuf = false;
+  c.why["ringbuf"] = "BPF_MAP_CREATE ringbuf: EPERM (Operation not permitted)";
+  auto rows = featureMatrix(c, *loadPreset("code-sandbox", {"network.mode=none"}));
+  EXPECT_FALSE(fullyEnforceable(rows));
+  EXPECT_TRUE(row(rows, "network.none").used);
+  EXPECT_FALSE(row(rows, "network.none").enforceable);
+  EXPECT_EQ(row(rows, "network.none").detail,
+            "BPF ring buffer: BPF_MAP_CREATE ringbuf: EPERM (Operation not permitted)");
+}
+
+TEST(DoctorMatrixTest, UnusedFeaturesDoNotBlock) {
+  // exec rules and profiles unused by code-sandbox: a host without them is
+  // still fine as long as what code-sandbox uses is there.
+  auto p = loadPreset("code-sandbox");
+  auto rows = featureMatrix(fullHost(), *p);
+  EXPECT_FALSE(row(rows, "profiles").used);
+  EXPECT_EQ(row(rows, "profiles").used, !p->profiles.empty());
+  EXPECT_EQ(row(rows, "exec_rules").used,
+            !p->exec.allow.empty() || !p->exec.deny.empty() || !p->exec.switches.empty());
+}
+
 // ---- discovery ----
 
 class DiscoveryTest : public ::testing::Test {
@@ -112,7 +135,7 @@ class DiscoveryTest : public ::testing::Test {
     char tmpl[] = "/tmp/sv-doctor-XXXXXX";
     ASSERT_NE(mkdtemp(tmpl), nullptr);
     root_ = tmpl;
-    for (const char* d : {"cwd", "xdg/supervise", "home/.config/supervise", "etc/supervise"})
+    for (const char *d : {"cwd", "xdg/supervise", "home/.config/supervise", "etc/supervise"})
       fs::create_directories(root_ / d);
     in_.cwd = root_ / "cwd";
     in_.xdg_config_home = root_ / "xdg";
@@ -120,7 +143,7 @@ class DiscoveryTest : public ::testing::Test {
     in_.etc_dir = root_ / "etc";
   }
   void TearDown() override { fs::remove_all(root_); }
-  void touch(const fs::path& p) { std::ofstream(p) << "{}\n"; }
+  void touch(const fs::path &p) { std::ofstream(p) << "{}\n"; }
 
   fs::path root_;
   DiscoveryInput in_;
@@ -172,8 +195,8 @@ TEST_F(DiscoveryTest, DirectoryNamedLikeThePolicyIsNotAPolicy) {
 
 std::string needsRoot() { return geteuid() == 0 ? "" : "euid " + std::to_string(geteuid()); }
 
-const Check* check(const HostReport& r, const std::string& id) {
-  for (const auto& c : r.checks)
+const Check *check(const HostReport &r, const std::string &id) {
+  for (const auto &c : r.checks)
     if (c.id == id) return &c;
   return nullptr;
 }
@@ -181,7 +204,8 @@ const Check* check(const HostReport& r, const std::string& id) {
 TEST(DoctorHostTest, ProbesSeccompLandlockSocketHooksAndBpfLsm) {
   if (auto why = needsRoot(); !why.empty()) GTEST_SKIP() << "needs root: " << why;
   HostReport r = probeDoctorHost();
-  if (!r.caps.seccomp_notify) GTEST_SKIP() << "needs seccomp-notify: " << r.caps.why["seccomp_notify"];
+  if (!r.caps.seccomp_notify)
+    GTEST_SKIP() << "needs seccomp-notify: " << r.caps.why["seccomp_notify"];
   EXPECT_TRUE(r.caps.notify_addfd);
   ASSERT_GT(r.caps.landlock_abi, 0) << r.caps.why["landlock"];
   EXPECT_NE(std::find(r.landlock_fs_rights.begin(), r.landlock_fs_rights.end(), "READ_FILE"),
@@ -192,14 +216,15 @@ TEST(DoctorHostTest, ProbesSeccompLandlockSocketHooksAndBpfLsm) {
   ASSERT_NE(check(r, "kernel"), nullptr);
   ASSERT_NE(check(r, "lockdown"), nullptr);
   ASSERT_NE(check(r, "ptrace_scope"), nullptr);
-  const Check* lsm = check(r, "bpf.lsm_loadable");
+  const Check *lsm = check(r, "bpf.lsm_loadable");
   ASSERT_NE(lsm, nullptr);
   if (r.caps.bpf_lsm_loadable) {
     EXPECT_EQ(lsm->detail, "lsm/file_open loaded and attached");
   } else {
-    // Precise: which step the kernel refused, with the errno name (EPERM on the dev hosts).
-    EXPECT_TRUE(std::regex_search(lsm->detail,
-                                  std::regex(R"((BPF_PROG_LOAD|attach) lsm/file_open: E[A-Z]+ \()")))
+    // Precise: which step the kernel refused, with the errno name (EPERM on the
+    // dev hosts).
+    EXPECT_TRUE(std::regex_search(
+        lsm->detail, std::regex(R"((BPF_PROG_LOAD|attach) lsm/file_open: E[A-Z]+ \()")))
         << lsm->detail;
     EXPECT_EQ(lsm->state, CheckState::Missing);
   }
@@ -211,11 +236,11 @@ struct CliRun {
 };
 
 // Runs `supervise <args>` in `dir` with a clean discovery environment.
-CliRun runSupervise(const std::string& dir, const std::string& env, const std::string& args) {
-  std::string cmd = "cd '" + dir + "' && env -u SUPERVISE_PRESET -u SUPERVISE_TEST_DISABLE " +
-                    env + " " + SUPERVISE_BIN + " " + args + " 2>&1";
+CliRun runSupervise(const std::string &dir, const std::string &env, const std::string &args) {
+  std::string cmd = "cd '" + dir + "' && env -u SUPERVISE_PRESET -u SUPERVISE_TEST_DISABLE " + env +
+                    " " + SUPERVISE_BIN + " " + args + " 2>&1";
   CliRun r;
-  FILE* f = popen(cmd.c_str(), "r");
+  FILE *f = popen(cmd.c_str(), "r");
   if (!f) return r;
   char buf[4096];
   for (size_t n; (n = fread(buf, 1, sizeof buf, f)) > 0;) r.out.append(buf, n);
@@ -258,19 +283,20 @@ TEST_F(DoctorBinaryTest, JsonParsesAndHasTheKeys) {
   ASSERT_TRUE(r.exit_code == 0 || r.exit_code == 1) << r.out;
   nlohmann::json j = nlohmann::json::parse(r.out, nullptr, false);
   ASSERT_FALSE(j.is_discarded()) << r.out;
-  for (const char* k : {"schema_version", "host", "checks", "policy", "features", "fully_enforceable"})
+  for (const char *k :
+       {"schema_version", "host", "checks", "policy", "features", "fully_enforceable"})
     EXPECT_TRUE(j.contains(k)) << k;
-  for (const char* k : {"seccomp_notify", "notify_addfd", "notify_sync_wakeup", "landlock_abi",
-                        "landlock_fs_rights", "cgroup2", "cgroup_writable", "cgroup_kill",
-                        "cgroup_sock_addr", "bpf_ringbuf", "bpf_tracepoint", "bpf_lsm_active",
-                        "bpf_lsm_loadable", "lsms"})
+  for (const char *k :
+       {"seccomp_notify", "notify_addfd", "notify_sync_wakeup", "landlock_abi",
+        "landlock_fs_rights", "cgroup2", "cgroup_writable", "cgroup_kill", "cgroup_sock_addr",
+        "bpf_ringbuf", "bpf_tracepoint", "bpf_lsm_active", "bpf_lsm_loadable", "lsms"})
     EXPECT_TRUE(j["host"].contains(k)) << k;
   EXPECT_EQ(j["fully_enforceable"].get<bool>(), r.exit_code == 0);
   EXPECT_EQ(j["policy"]["source"], "default preset");
   EXPECT_EQ(j["policy"]["network"], "localhost");
   bool saw_roots = false;
-  for (const auto& f : j["features"]) {
-    for (const char* k : {"id", "label", "used", "enforceable", "backend", "detail"})
+  for (const auto &f : j["features"]) {
+    for (const char *k : {"id", "label", "used", "enforceable", "backend", "detail"})
       EXPECT_TRUE(f.contains(k)) << k;
     if (f["id"] == "file_roots") {
       saw_roots = true;
@@ -292,14 +318,16 @@ TEST_F(DoctorBinaryTest, JsonParsesAndHasTheKeys) {
 // Needs no privileges: discovery and loading only; the engines column just
 // reports whatever the probes find.
 TEST_F(DoctorBinaryTest, StatusNamesTheWinningPolicyFile) {
-  std::ofstream(root_ / "xdg/supervise/policy.json") << R"({"network": {"mode": "none"}})" "\n";
+  std::ofstream(root_ / "xdg/supervise/policy.json") << R"({"network": {"mode": "none"}})"
+                                                        "\n";
   CliRun xdg = runSupervise(cwd(), env(), "status");
   EXPECT_EQ(xdg.exit_code, 0) << xdg.out;
   EXPECT_NE(xdg.out.find("source     $XDG_CONFIG_HOME/supervise/policy.json"), std::string::npos)
       << xdg.out;
   EXPECT_NE(xdg.out.find("network    none\n"), std::string::npos) << xdg.out;
 
-  std::ofstream(root_ / "cwd/.supervise.json") << R"({"mode": "audit"})" "\n";
+  std::ofstream(root_ / "cwd/.supervise.json") << R"({"mode": "audit"})"
+                                                  "\n";
   CliRun here = runSupervise(cwd(), env(), "status");
   EXPECT_EQ(here.exit_code, 0) << here.out;
   EXPECT_NE(here.out.find("source     ./.supervise.json"), std::string::npos) << here.out;
@@ -309,13 +337,15 @@ TEST_F(DoctorBinaryTest, StatusNamesTheWinningPolicyFile) {
   EXPECT_NE(here.out.find("mode       audit\n"), std::string::npos) << here.out;
   EXPECT_NE(here.out.find("network    localhost\n"), std::string::npos) << here.out;
 
-  CliRun flag = runSupervise(cwd(), env(), "status --preset strict --policy '" +
-                                            (root_ / "xdg/supervise/policy.json").string() + "'");
+  CliRun flag = runSupervise(
+      cwd(), env(),
+      "status --preset strict --policy '" + (root_ / "xdg/supervise/policy.json").string() + "'");
   EXPECT_EQ(flag.exit_code, 0) << flag.out;
   EXPECT_NE(flag.out.find("source     --policy"), std::string::npos) << flag.out;
   EXPECT_NE(flag.out.find("preset     strict\n"), std::string::npos) << flag.out;
 
-  std::ofstream(root_ / "cwd/.supervise.json") << R"({"bogus": 1})" "\n";
+  std::ofstream(root_ / "cwd/.supervise.json") << R"({"bogus": 1})"
+                                                  "\n";
   CliRun bad = runSupervise(cwd(), env(), "status");
   EXPECT_EQ(bad.exit_code, 2) << bad.out;
   EXPECT_NE(bad.out.find(".supervise.json:"), std::string::npos) << bad.out;
