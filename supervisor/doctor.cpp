@@ -217,7 +217,8 @@ const char *lsmName(uint64_t id) {
   }
 }
 
-constexpr long kNrLsmListModules = 461;  // x86_64, Linux 6.8
+// Linux 6.8; new syscalls share one number on every architecture.
+constexpr long kNrLsmListModules = 461;
 
 // Active LSMs: lsm_list_modules(2) where the kernel has it, else securityfs.
 Result<std::vector<std::string>> activeLsms(std::string *how) {
