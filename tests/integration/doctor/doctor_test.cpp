@@ -347,6 +347,15 @@ TEST_F(DoctorBinaryTest, StatusNamesTheWinningPolicyFile) {
   EXPECT_NE(flag.out.find("source     --policy"), std::string::npos) << flag.out;
   EXPECT_NE(flag.out.find("preset     strict\n"), std::string::npos) << flag.out;
 
+  CliRun json = runSupervise(cwd(), env(), "status --json");
+  EXPECT_EQ(json.exit_code, 0) << json.out;
+  nlohmann::json j = nlohmann::json::parse(json.out, nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << json.out;
+  EXPECT_EQ(j["policy"]["source"], "./.supervise.json");
+  EXPECT_EQ(j["policy"]["mode"], "audit");
+  EXPECT_EQ(j["workspace"], cwd());
+  EXPECT_TRUE(j["features"].is_array());
+
   std::ofstream(root_ / "cwd/.supervise.json") << R"({"bogus": 1})"
                                                   "\n";
   CliRun bad = runSupervise(cwd(), env(), "status");
