@@ -2,7 +2,7 @@
  * sock_addr context into an LPM key, judging it against the allowlist, and
  * reporting the decision to the ring buffer.
  *
- * Needs vmlinux.h, bpf_helpers.h, bpf_endian.h and maps/net_maps.h first.
+ * Needs <linux/bpf.h> (or vmlinux.h), bpf_helpers.h, bpf_endian.h and maps/net_maps.h first.
  */
 #pragma once
 

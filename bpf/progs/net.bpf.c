@@ -8,7 +8,12 @@
  * fail with EPERM. Every decision is reported to sv_net_events.
  * See docs/network.md for what is and is not covered.
  */
-#include "vmlinux.h"
+/* UAPI headers, not vmlinux.h: a sock_addr context is stable ABI that the
+ * verifier rewrites itself, so these programs need no CO-RE relocation, and
+ * without one libbpf never loads and parses the kernel's BTF — about half of
+ * supervise's start-up time. */
+#include <linux/bpf.h>
+#include <stdbool.h>
 
 #include <bpf/bpf_endian.h>
 #include <bpf/bpf_helpers.h>

@@ -44,6 +44,8 @@ function(sv_add_bpf_skeleton name)
               -Wall -Werror
               -I${SV_BPF_SOURCE_ROOT} -I${SV_BPF_SOURCE_ROOT}/vmlinux/${SV_BPF_ARCH}
               -idirafter ${libbpf_inc}
+              # <asm/types.h>, for programs that use UAPI headers instead of vmlinux.h
+              -idirafter /usr/include/${CMAKE_LIBRARY_ARCHITECTURE}
               -MD -MF ${obj}.d -MT ${obj}
               -c ${abs} -o ${obj}
       DEPENDS ${abs}
