@@ -2,6 +2,7 @@
 // CLONE_INTO_CGROUP and cgroup.procs), kill, populated, cleanup.
 #include "tracer/cgroup.h"
 
+#include <fcntl.h>
 #include <linux/sched.h>
 #include <sched.h>
 #include <signal.h>
@@ -122,6 +123,12 @@ TEST_F(CgroupTest, PidByPidFallbackKillsAForkingTree) {
   ASSERT_GE(pid, 0);
   if (pid == 0) {
     // Starts forking only once it is in the cgroup; every child lands there too.
+    // Its own process group, so the test can always clean up; no inherited
+    // stdout/stderr, so a straggler can't hold ctest's output pipe open.
+    setpgid(0, 0);
+    int devnull = open("/dev/null", O_WRONLY);
+    dup2(devnull, 1);
+    dup2(devnull, 2);
     close(go[1]);
     char byte;
     if (read(go[0], &byte, 1) != 1) _exit(1);
@@ -134,6 +141,11 @@ TEST_F(CgroupTest, PidByPidFallbackKillsAForkingTree) {
     }
   }
   close(go[0]);
+  // Whatever the outcome, nothing of the forking tree outlives the test.
+  struct GroupKiller {
+    pid_t pgid;
+    ~GroupKiller() { kill(-pgid, SIGKILL); }
+  } killer{pid};
   Status added = cg->addProcess(pid);
   if (!added.ok()) kill(pid, SIGKILL);
   ASSERT_TRUE(added.ok()) << added.error().message();
