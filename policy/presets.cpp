@@ -29,7 +29,8 @@ constexpr std::string_view kCodeSandbox = R"json({
       {"path": ".env", "id": "deny-write-env", "reason": "secrets stay out of the agent's reach"},
       {"path": ".env.*", "id": "deny-write-env-variants", "reason": "secrets stay out of the agent's reach"},
       {"path": ".git/config", "id": "deny-write-git-config", "reason": "git config can run commands (core.sshCommand, hooks path)"},
-      {"path": ".git/hooks/**", "id": "deny-write-git-hooks", "reason": "git hooks run code on the next git command"}
+      {"path": ".git/hooks/**", "id": "deny-write-git-hooks", "reason": "git hooks run code on the next git command"},
+      {"path": ".supervise.json", "id": "deny-write-supervise-policy", "reason": "the sandbox's own policy file (config discovery) is not the sandboxed tree's to change"}
     ]
   },
   "network": {"mode": "localhost"},
@@ -65,7 +66,8 @@ constexpr std::string_view kStrict = R"json({
       {"path": ".env", "id": "deny-write-env", "reason": "secrets stay out of the agent's reach"},
       {"path": ".env.*", "id": "deny-write-env-variants", "reason": "secrets stay out of the agent's reach"},
       {"path": ".git/config", "id": "deny-write-git-config", "reason": "git config can run commands (core.sshCommand, hooks path)"},
-      {"path": ".git/hooks/**", "id": "deny-write-git-hooks", "reason": "git hooks run code on the next git command"}
+      {"path": ".git/hooks/**", "id": "deny-write-git-hooks", "reason": "git hooks run code on the next git command"},
+      {"path": ".supervise.json", "id": "deny-write-supervise-policy", "reason": "the sandbox's own policy file (config discovery) is not the sandboxed tree's to change"}
     ]
   },
   "network": {"mode": "none"},

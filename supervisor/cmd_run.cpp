@@ -2,6 +2,7 @@
 #include <CLI/CLI.hpp>
 
 #include "supervisor/commands.h"
+#include "supervisor/doctor.h"
 #include "supervisor/policy_args.h"
 #include "supervisor/session.h"
 
@@ -32,8 +33,10 @@ void registerRun(CLI::App& app, CommandContext& ctx) {
       ctx.exit_code = kUsageExitCode;
       return;
     }
+    // Config discovery (--policy, ./.supervise.json, $XDG_CONFIG_HOME,
+    // /etc, preset) exactly as `supervise status` reports it.
     std::vector<policy::Diagnostic> diags;
-    auto loaded = loadPolicy(args->policy, &diags);
+    auto loaded = loadEffectivePolicy(args->policy, &diags);
     for (const auto& d : diags) std::fprintf(stderr, "%s\n", d.format().c_str());
     if (!loaded) {
       if (!loaded.error().context.empty() && diags.empty())
@@ -41,7 +44,7 @@ void registerRun(CLI::App& app, CommandContext& ctx) {
       ctx.exit_code = kExitPolicyError;
       return;
     }
-    args->session.policy = *loaded;
+    args->session.policy = loaded->policy;
     ctx.exit_code = runSession(args->session);
   });
 }

@@ -54,7 +54,8 @@ TEST(Load, CodeSandboxContents) {
   EXPECT_EQ(p.mode, Mode::Enforce);
   EXPECT_EQ(p.fallback, Fallback::FailClosed);
   EXPECT_EQ(p.network.mode, NetworkMode::Localhost);
-  ASSERT_EQ(p.filesystem.deny_write.size(), 4u);
+  ASSERT_EQ(p.filesystem.deny_write.size(), 5u);
+  EXPECT_EQ(p.filesystem.deny_write[4].id, "deny-write-supervise-policy");
   EXPECT_EQ(p.filesystem.deny_write[0].id, "deny-write-env");
   EXPECT_EQ(p.filesystem.deny_write[0].reason, "secrets stay out of the agent's reach");
   EXPECT_EQ(p.filesystem.deny_write[0].glob.pattern(), "/ws/**/.env");
@@ -81,7 +82,7 @@ TEST(Load, AuditOnlyAndStrict) {
   EXPECT_EQ(s.policy->network.mode, NetworkMode::None);
   EXPECT_TRUE(s.policy->filesystem.writable_roots.empty());
   EXPECT_EQ(s.policy->filesystem.readable_roots.at(0).glob.pattern(), "/ws");
-  EXPECT_EQ(s.policy->filesystem.deny_write.size(), 4u);
+  EXPECT_EQ(s.policy->filesystem.deny_write.size(), 5u);
 }
 
 TEST(Load, SystemPathList) {
@@ -128,8 +129,9 @@ TEST(Load, GeneratedIdsIndependentOfOrder) {
   LoadResult a = load(request(R"({"filesystem": {"denyWrite": [".env", "x"]}})", "code-sandbox"));
   LoadResult b = load(request(R"({"filesystem": {"denyWrite": ["x", ".env"]}})", "code-sandbox"));
   ASSERT_TRUE(a.ok() && b.ok());
-  EXPECT_EQ(a.policy->filesystem.deny_write[4].id, b.policy->filesystem.deny_write[5].id);
-  EXPECT_EQ(a.policy->filesystem.deny_write[4].id, "denyWrite:.env");
+  // The preset's 5 rules come first.
+  EXPECT_EQ(a.policy->filesystem.deny_write[5].id, b.policy->filesystem.deny_write[6].id);
+  EXPECT_EQ(a.policy->filesystem.deny_write[5].id, "denyWrite:.env");
 }
 
 TEST(Load, NetworkEntries) {
@@ -322,8 +324,8 @@ TEST(Load, LayeringScalarsReplaceListsConcatenate) {
   LoadResult res = load(r);
   ASSERT_TRUE(res.ok()) << all(res);
   EXPECT_EQ(res.policy->mode, Mode::Enforce);
-  EXPECT_EQ(res.policy->filesystem.deny_write.size(), 5u);
-  EXPECT_EQ(res.policy->filesystem.deny_write[4].origin.file, "p.json");
+  EXPECT_EQ(res.policy->filesystem.deny_write.size(), 6u);
+  EXPECT_EQ(res.policy->filesystem.deny_write[5].origin.file, "p.json");
   EXPECT_EQ(res.policy->network.allow.size(), 2u);
   EXPECT_EQ(res.policy->network.mode, NetworkMode::Localhost);  // from the preset
   EXPECT_EQ(res.policy->name, "q.json");
