@@ -13,6 +13,7 @@
 #include <cstring>
 
 #include "tracer/capabilities.h"
+#include "tracer/fd_passing.h"
 #include "tracer/landlock.h"
 #include "tracer/seccomp_filter.h"
 
@@ -28,46 +29,6 @@ namespace {
     (void)unused;
   }
   ::_exit(code);
-}
-
-// Sends `fd` over the socket with SCM_RIGHTS. Async-signal-safe.
-int sendFd(int sock, int fd) {
-  char byte = 0;
-  iovec iov{&byte, 1};
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-  msghdr msg{};
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  msg.msg_control = control;
-  msg.msg_controllen = sizeof control;
-  cmsghdr* cmsg = CMSG_FIRSTHDR(&msg);
-  cmsg->cmsg_level = SOL_SOCKET;
-  cmsg->cmsg_type = SCM_RIGHTS;
-  cmsg->cmsg_len = CMSG_LEN(sizeof(int));
-  std::memcpy(CMSG_DATA(cmsg), &fd, sizeof fd);
-  return ::sendmsg(sock, &msg, MSG_NOSIGNAL) == 1 ? 0 : -errno;
-}
-
-Result<UniqueFd> receiveFd(int sock) {
-  char byte;
-  iovec iov{&byte, 1};
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-  msghdr msg{};
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  msg.msg_control = control;
-  msg.msg_controllen = sizeof control;
-  ssize_t n;
-  do {
-    n = ::recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
-  } while (n < 0 && errno == EINTR);
-  if (n < 0) return errnoError("receive seccomp listener");
-  if (n == 0) return Error{0, "the command's setup failed before it could be supervised"};
-  cmsghdr* cmsg = CMSG_FIRSTHDR(&msg);
-  if (!cmsg || cmsg->cmsg_type != SCM_RIGHTS) return Error{EPROTO, "receive seccomp listener"};
-  int fd;
-  std::memcpy(&fd, CMSG_DATA(cmsg), sizeof fd);
-  return UniqueFd(fd);
 }
 
 [[noreturn]] void runChild(const LaunchSpec& spec, char* const* argv, char* const* envp, int sock) {
@@ -86,7 +47,7 @@ Result<UniqueFd> receiveFd(int sock) {
   if (spec.seccomp_filter) {
     int listener = tracer::installSeccompFilter(*spec.seccomp_filter);
     if (listener < 0) childFail("seccomp", -listener, 125);
-    int rc = sendFd(sock, listener);
+    int rc = tracer::sendFdOverSocket(sock, listener);
     if (rc < 0) childFail("send seccomp listener", -rc, 125);
     ::close(listener);
   }
@@ -166,12 +127,14 @@ Result<Launched> launch(const LaunchSpec& spec) {
   out.pidfd.reset(pidfd);
   child_sock.reset();  // so a child that dies early gives us EOF, not a hang
   if (spec.seccomp_filter) {
-    auto listener = receiveFd(parent_sock.get());
+    auto listener = tracer::receiveFdOverSocket(parent_sock.get());
     if (!listener) {
       // The child printed why; reap it so its status is not lost.
       int status = 0;
       ::waitpid(out.pid, &status, 0);
       Error e = listener.error();
+      if (e.code == ECONNRESET)
+        e = Error{0, "the command's setup failed before it could be supervised"};
       if (WIFEXITED(status)) e.context += " (exit " + std::to_string(WEXITSTATUS(status)) + ")";
       return e;
     }
