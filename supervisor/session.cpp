@@ -82,6 +82,16 @@ void lowerOwnCapabilities(uint64_t keep) {
   (void)::syscall(SYS_capset, &header, data);
 }
 
+// The command is gone: take back what lowerOwnCapabilities() set aside, for
+// tearing down the session cgroup (cgroupfs refuses rmdir without them here).
+void restoreOwnCapabilities() {
+  __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
+  __user_cap_data_struct data[2] = {};
+  if (::syscall(SYS_capget, &header, data) != 0) return;
+  for (auto& d : data) d.effective = d.permitted;
+  (void)::syscall(SYS_capset, &header, data);
+}
+
 std::string ipText(const policy::Ip6& ip) { return policy::ipToString(ip); }
 
 // The libuv loop and everything it watches. C callbacks call into here;
@@ -398,6 +408,7 @@ int runSession(const SessionOptions& options) {
   supervision.watchSignals(sigfd.get());
 
   auto exited = supervision.run();
+  restoreOwnCapabilities();
 
   // The command is gone: whatever it left behind goes with it.
   if (cgroup) (void)cgroup->kill();
