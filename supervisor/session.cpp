@@ -294,6 +294,15 @@ int runSession(const SessionOptions& options) {
     return kExitSupervisorError;
   }
   if (missing) say("WARNING: fallback unsafe-host-process: the command runs partly unconfined");
+  // Not silent: the cgroup programs judge every connect by the base plan, so a
+  // profile's extra network rules deny more than the policy says (never less).
+  for (const auto& [name, profile] : policy.profiles) {
+    if (profile.network.mode || !profile.network.allow.empty())
+      say("note: network rules of profile '" + name +
+          "' are not enforced per profile yet; its processes get the base network policy");
+  }
+  if (!compiled.network.hosts.empty())
+    say("note: host names in network.allow are not resolved yet; only address entries apply");
 
   SessionInfo info;
   info.session_id = session_id;
