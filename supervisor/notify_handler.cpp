@@ -229,10 +229,13 @@ bool NotifyHandler::readPath(Call& c, uint64_t addr, std::string* out) {
 }
 
 // The lexical fast path (target_path.h) is exact only for paths whose
-// normal form is the path itself, modulo "." and "//": no "..", which would
-// skip a symlink's target, and no trailing "/", which the kernel checks.
+// normal form is the path itself, modulo inner "." and "//": no "..", which
+// would skip a symlink's target, no trailing "/", which the kernel checks.
 static bool fastEligible(std::string_view p) {
   if (p.empty() || p.back() == '/') return false;
+  // A final "." means the directory itself to the kernel (rmdir("d/.") is
+  // EINVAL), but normalising would drop it and act on "d".
+  if (p == "." || p.ends_with("/.")) return false;
   for (size_t i = 0; (i = p.find("..", i)) != std::string_view::npos; i += 2) {
     const bool starts = i == 0 || p[i - 1] == '/';
     const bool ends = i + 2 == p.size() || p[i + 2] == '/';

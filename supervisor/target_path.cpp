@@ -105,8 +105,10 @@ Result<std::string> lexicalTargetPath(pid_t tid, pid_t tgid, int dirfd, std::str
   char buf[4096];
   ssize_t n = ::readlink(link, buf, sizeof buf);
   if (n <= 0 || static_cast<size_t>(n) >= sizeof buf || buf[0] != '/')
-    return Error{EBADF, "no path for the base directory"};  // anonymous or deleted: walk instead
-  return policy::normalizePath(std::string_view(buf, static_cast<size_t>(n)), path);
+    return Error{EBADF, "no path for the base directory"};  // anonymous: walk instead
+  const std::string_view base(buf, static_cast<size_t>(n));
+  if (base.ends_with(" (deleted)")) return Error{ENOENT, "base directory deleted"};  // walk
+  return policy::normalizePath(base, path);
 }
 
 Result<std::string> fdPath(int fd) {
