@@ -1172,5 +1172,50 @@ TEST_F(Network, NonLoopbackConnectIsDeniedAndAudited) {
   EXPECT_TRUE(denied) << "no network deny event\n" << readFile(audit_);
 }
 
+// ---------------------------------------------------------------------------
+// Emulation corner cases: the supervisor performs the syscall itself, so it
+// must keep the kernel's semantics and must never block on one process.
+
+class Emulation : public E2eTest {};
+
+// A writer opening a FIFO before its reader blocks in open(2). If the
+// supervisor did that open on its loop, every other notified syscall of the
+// tree (here the reader's own write-intent open of another file) would wait
+// forever. The writer's open must be finished off the loop.
+TEST_F(Emulation, FifoWriterWaitingForAReaderStallsNobody) {
+  ASSERT_EQ(::mkfifo(ws("p").c_str(), 0644), 0);
+  RunOptions options;
+  options.timeout_ms = 20000;
+  auto r = bash("(echo through-the-fifo > p) & sleep 0.3; echo other > other.txt; cat p; wait",
+                options);
+  EXPECT_EQ(r.status, 0) << r.describe();
+  EXPECT_EQ(r.out, "through-the-fifo\n") << r.describe();
+  EXPECT_EQ(readFile(ws("other.txt")), "other\n");
+}
+
+// rmdir("d/.") is EINVAL in the kernel; an emulation that normalised the
+// path to "d" would remove the directory instead.
+TEST_F(Emulation, RmdirOfDotKeepsKernelSemantics) {
+  ASSERT_EQ(::mkdir(ws("d").c_str(), 0755), 0);
+  auto r = supervise({}, {"/usr/bin/python3", "-c",
+                          "import os\ntry:\n  os.rmdir('d/.')\nexcept OSError as e:\n"
+                          "  print(e.errno)\n"});
+  EXPECT_EQ(r.status, 0) << r.describe();
+  EXPECT_EQ(r.out, std::to_string(EINVAL) + "\n") << r.describe();
+  struct stat st;
+  EXPECT_EQ(::stat(ws("d").c_str(), &st), 0) << "d was removed";
+}
+
+// The command's umask applies to what the supervisor creates for it.
+TEST_F(Emulation, CreatesHonourTheCommandsUmask) {
+  auto r = bash("umask 077; echo x > private.txt; mkdir privdir");
+  ASSERT_EQ(r.status, 0) << r.describe();
+  struct stat st;
+  ASSERT_EQ(::stat(ws("private.txt").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  ASSERT_EQ(::stat(ws("privdir").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0700u);
+}
+
 }  // namespace
 }  // namespace sv::e2e
