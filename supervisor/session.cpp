@@ -270,6 +270,7 @@ int runSession(const SessionOptions& options) {
   if (needs_net && cgroup && !tracer::testDisabled("bpf")) {
     tracer::NetFilterOptions net_options;
     net_options.deny_events_only = policy.audit.level == policy::AuditLevel::Deny;
+    net_options.audit_only = policy.mode == policy::Mode::Audit;  // would-deny, never block
     auto loaded = tracer::NetFilter::load(compiled.network, cgroup->dirFd(), net_options);
     if (loaded)
       net.emplace(std::move(*loaded));

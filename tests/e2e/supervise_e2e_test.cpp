@@ -1217,5 +1217,24 @@ TEST_F(Emulation, CreatesHonourTheCommandsUmask) {
   EXPECT_EQ(st.st_mode & 0777, 0700u);
 }
 
+// Audit mode never blocks: the connect to the test host goes through, and the
+// in-kernel decision is recorded as would-deny.
+TEST_F(Network, AuditModeRecordsWouldDenyAndConnects) {
+  makeNamespaces();
+  if (IsSkipped() || HasFatalFailure()) return;
+  Listener listener;
+  ASSERT_EQ(listener.start("198.51.100.1", "/run/netns/" + host_), "");
+  const std::string target = "/dev/tcp/198.51.100.1/" + std::to_string(listener.port());
+  RunOptions in_ns;
+  in_ns.netns = "/run/netns/" + side_;
+  auto r = supervise({"-o", "mode=audit"}, {"bash", "-c", "echo audited > " + target}, in_ns);
+  EXPECT_EQ(r.status, 0) << r.describe();
+  EXPECT_TRUE(listener.waitFor("audited\n", 3000)) << listener.received();
+  bool would_deny = false;
+  for (const auto& e : audit())
+    if (str(e, "category") == "network" && str(e, "decision") == "would-deny") would_deny = true;
+  EXPECT_TRUE(would_deny) << "no network would-deny event\n" << readFile(audit_);
+}
+
 }  // namespace
 }  // namespace sv::e2e
