@@ -766,13 +766,19 @@ class Race : public E2eTest {
   }
 };
 
+#ifdef SV_SANITIZED
+constexpr const char* kOpenIterations = "10000";  // sanitized supervisor: ~10x slower
+#else
+constexpr const char* kOpenIterations = "100000";
+#endif
+
 TEST_F(Race, OpenPathFlipNeverWritesEnv) {
   writeFile(ws(".env"), "SECRET=hunter2\n", 0600);
   const auto before = FileState::of(ws(".env"));
   RunOptions options;
   options.timeout_ms = 60000;
   const auto t0 = Clock::now();
-  auto r = supervise({"--quiet"}, {installProg("race_open"), "100000"}, options);
+  auto r = supervise({"--quiet"}, {installProg("race_open"), kOpenIterations}, options);
   const auto secs = std::chrono::duration<double>(Clock::now() - t0).count();
   std::cout << "[ race_open ] " << r.out << "              " << secs << " s\n";
   ASSERT_FALSE(r.timed_out) << r.describe();
@@ -787,7 +793,11 @@ TEST_F(Race, OpenPathFlipNeverWritesEnv) {
 
 // Fewer than the open race: each iteration is a create plus a rename, both
 // supervised, and the whole suite must stay within a minute on 2 cores.
+#ifdef SV_SANITIZED
+constexpr const char* kRenameIterations = "1000";
+#else
 constexpr const char* kRenameIterations = "10000";
+#endif
 
 TEST_F(Race, RenamePathFlipNeverReplacesOrMovesEnv) {
   mountTmpfsWorkspace();
@@ -819,7 +829,7 @@ TEST_F(Race, SymlinkSwapNeverWritesEnv) {
   const auto before = FileState::of(ws(".env"));
   RunOptions options;
   options.timeout_ms = 60000;
-  auto r = supervise({"--quiet"}, {installProg("race_symlink"), "10000"}, options);
+  auto r = supervise({"--quiet"}, {installProg("race_symlink"), kRenameIterations}, options);
   std::cout << "[ race_symlink ] " << r.out;
   ASSERT_FALSE(r.timed_out) << r.describe();
   EXPECT_EQ(r.status, 0) << r.describe();
