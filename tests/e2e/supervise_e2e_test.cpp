@@ -486,6 +486,8 @@ struct Route {
   // fresh scratch name in the workspace; its status must be non-zero.
   const char* script;
 };
+// Test names carry the route's name, not the struct's bytes (pointers).
+void PrintTo(const Route& route, std::ostream* os) { *os << route.name; }
 
 const Route kRoutes[] = {
     {"RedirectTruncate", R"(echo PWNED > "$F")"},
