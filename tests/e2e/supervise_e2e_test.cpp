@@ -1248,5 +1248,39 @@ TEST_F(Network, AuditModeRecordsWouldDenyAndConnects) {
   EXPECT_TRUE(would_deny) << "no network would-deny event\n" << readFile(audit_);
 }
 
+// exec rules and profiles: touch is denied in the base policy and allowed in
+// the profile that an exec of env switches into; the profile is inherited by
+// env's children across fork and exec.
+TEST_F(Emulation, ExecRulesAndProfileSwitching) {
+  const std::string policy = ws("policy.json");
+  writeFile(policy, R"({
+  "version": 1,
+  "exec": {
+    "deny": [{"path": "/usr/bin/touch", "id": "no-touch", "reason": "touch only under env"}],
+    "switch": [{"match": "/usr/bin/env", "profile": "envp"}]
+  },
+  "profiles": {"envp": {"exec": {"allow": ["/usr/bin/touch"]}}}
+})");
+  auto denied = supervise({"--policy", policy}, {"bash", "-c", "/usr/bin/touch a"});
+  EXPECT_NE(denied.status, 0) << denied.describe();
+  EXPECT_TRUE(contains(denied.err, "denied exec of /usr/bin/touch (rule no-touch: touch only under env)"))
+      << denied.describe();
+  EXPECT_FALSE(fs::exists(ws("a")));
+  bool audited = false;
+  for (const auto& e : audit())
+    if (str(e, "category") == "exec" && str(e, "decision") == "deny" &&
+        e["rule"].value("id", "") == "no-touch")
+      audited = true;
+  EXPECT_TRUE(audited) << readFile(audit_);
+
+  auto direct = supervise({"--policy", policy}, {"/usr/bin/env", "/usr/bin/touch", "b"});
+  EXPECT_EQ(direct.status, 0) << direct.describe();
+  EXPECT_TRUE(fs::exists(ws("b")));
+  auto inherited =
+      supervise({"--policy", policy}, {"/usr/bin/env", "bash", "-c", "/usr/bin/touch c"});
+  EXPECT_EQ(inherited.status, 0) << inherited.describe();
+  EXPECT_TRUE(fs::exists(ws("c")));
+}
+
 }  // namespace
 }  // namespace sv::e2e
