@@ -29,12 +29,8 @@ void registerDoctor(CLI::App &app, CommandContext &ctx) {
   sub->add_flag("--json", args->json, "print one JSON object instead of the table");
   sub->callback([&ctx, args] {
     try {
-      std::vector<policy::Diagnostic> diags;
-      auto eff = loadEffectivePolicy(args->policy, &diags);
-      for (const auto &d : diags) std::fprintf(stderr, "%s\n", d.format().c_str());
+      auto eff = loadEffectivePolicyOrReport(args->policy, "doctor");
       if (!eff) {
-        if (diags.empty())
-          std::fprintf(stderr, "supervise doctor: %s\n", eff.error().message().c_str());
         ctx.exit_code = kUsageExitCode;
         return;
       }

@@ -35,12 +35,8 @@ void registerRun(CLI::App& app, CommandContext& ctx) {
     }
     // Config discovery (--policy, ./.supervise.json, $XDG_CONFIG_HOME,
     // /etc, preset) exactly as `supervise status` reports it.
-    std::vector<policy::Diagnostic> diags;
-    auto loaded = loadEffectivePolicy(args->policy, &diags);
-    for (const auto& d : diags) std::fprintf(stderr, "%s\n", d.format().c_str());
+    auto loaded = loadEffectivePolicyOrReport(args->policy, "");
     if (!loaded) {
-      if (!loaded.error().context.empty() && diags.empty())
-        std::fprintf(stderr, "supervise: %s\n", loaded.error().message().c_str());
       ctx.exit_code = kExitPolicyError;
       return;
     }

@@ -28,12 +28,8 @@ void registerStatus(CLI::App &app, CommandContext &ctx) {
   sub->add_flag("--json", args->json, "print one JSON object (the policy and features of doctor)");
   sub->callback([&ctx, args] {
     try {
-      std::vector<policy::Diagnostic> diags;
-      auto eff = loadEffectivePolicy(args->policy, &diags);
-      for (const auto &d : diags) std::fprintf(stderr, "%s\n", d.format().c_str());
+      auto eff = loadEffectivePolicyOrReport(args->policy, "status");
       if (!eff) {
-        if (diags.empty())
-          std::fprintf(stderr, "supervise status: %s\n", eff.error().message().c_str());
         ctx.exit_code = kUsageExitCode;
         return;
       }

@@ -618,6 +618,19 @@ Result<EffectivePolicy> loadEffectivePolicy(PolicyArgs args,
   return out;
 }
 
+std::optional<EffectivePolicy> loadEffectivePolicyOrReport(const PolicyArgs &args,
+                                                           const std::string &command) {
+  std::vector<policy::Diagnostic> diags;
+  auto eff = loadEffectivePolicy(args, &diags);
+  for (const auto &d : diags) std::fprintf(stderr, "%s\n", d.format().c_str());
+  if (eff) return std::move(*eff);
+  if (diags.empty()) {
+    const std::string who = command.empty() ? "supervise" : "supervise " + command;
+    std::fprintf(stderr, "%s: %s\n", who.c_str(), eff.error().message().c_str());
+  }
+  return std::nullopt;
+}
+
 // ---- rendering ----
 
 namespace {

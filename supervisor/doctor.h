@@ -14,6 +14,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -127,6 +128,11 @@ struct EffectivePolicy {
 };
 Result<EffectivePolicy> loadEffectivePolicy(PolicyArgs args,
                                             std::vector<policy::Diagnostic> *diags);
+// loadEffectivePolicy() for a command line: prints the diagnostics, and the
+// error when there are none, on stderr ("supervise <command>: ..."); nullopt
+// when there is no usable policy.
+std::optional<EffectivePolicy> loadEffectivePolicyOrReport(const PolicyArgs &args,
+                                                           const std::string &command);
 
 nlohmann::json doctorJson(const HostReport &host, const PolicySummary &summary,
                           const policy::Policy &policy, const std::vector<FeatureRow> &rows);
