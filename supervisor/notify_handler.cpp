@@ -58,6 +58,20 @@ std::string_view verb(Operation op) {
   return "access to";
 }
 
+// The umask of the target (emulated creates must apply it; ours is 0).
+mode_t targetUmask(pid_t tid) {
+  char path[64];
+  std::snprintf(path, sizeof path, "/proc/%d/status", tid);
+  UniqueFd fd(::open(path, O_RDONLY | O_CLOEXEC));
+  char buf[2048];
+  ssize_t n = fd ? ::read(fd.get(), buf, sizeof buf - 1) : -1;
+  if (n <= 0) return 022;
+  buf[n] = '\0';
+  const char* line = std::strstr(buf, "\nUmask:");
+  if (!line) return 022;
+  return static_cast<mode_t>(std::strtoul(line + 7, nullptr, 8));
+}
+
 }  // namespace
 
 // One notification in flight.
@@ -383,18 +397,6 @@ void NotifyHandler::finish(Call& c, long rc) {
     (void)listener_.respondValue(c.req.id, rc);
 }
 
-mode_t NotifyHandler::targetUmask(pid_t tid) {
-  char path[64];
-  std::snprintf(path, sizeof path, "/proc/%d/status", tid);
-  UniqueFd fd(::open(path, O_RDONLY | O_CLOEXEC));
-  char buf[2048];
-  ssize_t n = fd ? ::read(fd.get(), buf, sizeof buf - 1) : -1;
-  if (n <= 0) return 022;
-  buf[n] = '\0';
-  const char* line = std::strstr(buf, "\nUmask:");
-  if (!line) return 022;
-  return static_cast<mode_t>(std::strtoul(line + 7, nullptr, 8));
-}
 
 void NotifyHandler::handleOpen(Call& c, int dirfd, uint64_t path, int flags, unsigned mode,
                                uint64_t resolve_flags) {
@@ -428,11 +430,12 @@ void NotifyHandler::handleOpen(Call& c, int dirfd, uint64_t path, int flags, uns
         // Most O_CREAT opens find the file already there: try without O_CREAT
         // first and read the target's umask only for a real create.
         const unsigned open_flags = static_cast<unsigned>(flags) & kOpenFlags;
-        const mode_t create_mode = creat ? (mode & ~targetUmask(c.tid)) : 0;
-        auto open_fn = [path = *abs, open_flags, create_mode, creat](int extra) {
+        const pid_t tid = c.tid;
+        auto open_fn = [path = *abs, open_flags, mode, creat, tid](int extra) {
           int fd = -ENOENT;
           if (!(open_flags & O_EXCL)) fd = openNoSymlinks(path, (open_flags & ~O_CREAT) | extra);
-          if (fd == -ENOENT && creat) fd = openNoSymlinks(path, open_flags | extra, create_mode);
+          if (fd == -ENOENT && creat)  // a real create: only now is the umask needed
+            fd = openNoSymlinks(path, open_flags | extra, mode & ~targetUmask(tid));
           return fd;
         };
         const int fd = open_fn(O_NONBLOCK);

@@ -91,7 +91,6 @@ class NotifyHandler {
 
   std::string_view profileOf(pid_t tgid);
   void reportDenial(policy::Operation op, std::string_view path, const policy::Decision& d);
-  mode_t targetUmask(pid_t tid);
 
   const policy::Engine& engine_;
   tracer::NotifyListener& listener_;

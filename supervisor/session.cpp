@@ -67,30 +67,30 @@ std::vector<Requirement> requirements(const policy::Policy& policy,
   return out;
 }
 
-// After launch the supervisor acts for the command (emulated opens, renames):
-// it must not be mightier than the command. Clear the effective capability
-// set, keeping CAP_SYS_PTRACE (reading the memory of a reparented daemon
-// under Yama) and whatever the policy let the command keep.
-void lowerOwnCapabilities(uint64_t keep) {
+// Sets the supervisor's effective capabilities to `mask` within its
+// permitted set (which is never reduced, so they can come back).
+void setOwnEffectiveCapabilities(uint64_t mask) {
   __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
   __user_cap_data_struct data[2] = {};
   if (::syscall(SYS_capget, &header, data) != 0) return;
   const uint64_t permitted = data[0].permitted | (uint64_t(data[1].permitted) << 32);
-  const uint64_t effective = permitted & (keep | (1ULL << CAP_SYS_PTRACE));
+  const uint64_t effective = permitted & mask;
   data[0].effective = static_cast<uint32_t>(effective);
   data[1].effective = static_cast<uint32_t>(effective >> 32);
   (void)::syscall(SYS_capset, &header, data);
 }
 
+// After launch the supervisor acts for the command (emulated opens, renames):
+// it must not be mightier than the command. Clear the effective capability
+// set, keeping CAP_SYS_PTRACE (reading the memory of a reparented daemon
+// under Yama) and whatever the policy let the command keep.
+void lowerOwnCapabilities(uint64_t keep) {
+  setOwnEffectiveCapabilities(keep | (1ULL << CAP_SYS_PTRACE));
+}
+
 // The command is gone: take back what lowerOwnCapabilities() set aside, for
 // tearing down the session cgroup (cgroupfs refuses rmdir without them here).
-void restoreOwnCapabilities() {
-  __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
-  __user_cap_data_struct data[2] = {};
-  if (::syscall(SYS_capget, &header, data) != 0) return;
-  for (auto& d : data) d.effective = d.permitted;
-  (void)::syscall(SYS_capset, &header, data);
-}
+void restoreOwnCapabilities() { setOwnEffectiveCapabilities(~0ULL); }
 
 std::string ipText(const policy::Ip6& ip) { return policy::ipToString(ip); }
 
