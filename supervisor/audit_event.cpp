@@ -1,10 +1,11 @@
-// Native JSON encoding of audit events (schema 1.0).
+// Native JSON encoding of audit events.
 //
-// nlohmann::json is the one library here that throws, so every use of it sits
-// inside encodeEvent()/encodeDropped(), which catch and fall back to a minimal
-// line: an audit event is never silently lost to an encoding problem. Strings
-// are made valid UTF-8 before they reach nlohmann (see audit_event.h), and the
-// dump still uses error_handler_t::replace as a second line of defence.
+// Every decision goes through encodeEventTo(), so it writes with JsonWriter
+// straight into the caller's reused buffer: no tree, no temporary strings, no
+// allocation once the buffer is warm. Only the session start event touches
+// nlohmann (to dump the policy summary); an exception there (or bad_alloc)
+// is caught and replaced by a minimal line that keeps the seq, so an audit
+// event is never silently lost to an encoding problem.
 #include "supervisor/audit_event.h"
 
 #include <sys/random.h>
@@ -14,90 +15,10 @@
 #include <cstdio>
 #include <cstring>
 
+#include "supervisor/audit/json_writer.h"
+
 namespace sv::supervisor {
 namespace {
-
-using Json = nlohmann::ordered_json;  // keeps schema_version, seq, time first
-
-// Writes key (and key_b64 when the bytes are not UTF-8).
-void putString(Json& obj, const std::string& key, std::string_view value) {
-  if (isValidUtf8(value)) {
-    obj[key] = value;
-  } else {
-    obj[key] = toValidUtf8(value);
-    obj[key + "_b64"] = base64Encode(value);
-  }
-}
-
-// argv: one lossy array, plus a full parallel base64 array if any element is
-// not UTF-8 (parallel so indexes match).
-void putArgv(Json& obj, const std::string& key, const std::vector<std::string>& argv) {
-  Json arr = Json::array();
-  bool all_valid = true;
-  for (const auto& a : argv) {
-    if (isValidUtf8(a)) {
-      arr.push_back(a);
-    } else {
-      all_valid = false;
-      arr.push_back(toValidUtf8(a));
-    }
-  }
-  obj[key] = std::move(arr);
-  if (!all_valid) {
-    Json b64 = Json::array();
-    for (const auto& a : argv) b64.push_back(base64Encode(a));
-    obj[key + "_b64"] = std::move(b64);
-  }
-}
-
-Json idOrNull(uint32_t id) { return id == ProcessInfo::kUnknownId ? Json(nullptr) : Json(id); }
-
-Json encodeProcess(const ProcessInfo& p) {
-  Json o = Json::object();
-  o["pid"] = p.pid;
-  o["tid"] = p.tid;
-  o["ppid"] = p.ppid >= 0 ? Json(p.ppid) : Json(nullptr);
-  o["start_time"] = p.start_time ? Json(p.start_time) : Json(nullptr);
-  o["uid"] = idOrNull(p.uid);
-  o["euid"] = idOrNull(p.euid);
-  o["gid"] = idOrNull(p.gid);
-  putString(o, "comm", p.comm);
-  putString(o, "exe", p.exe);
-  putArgv(o, "argv", p.argv);
-  putString(o, "cwd", p.cwd);
-  putString(o, "profile", p.profile);
-  return o;
-}
-
-Json stringArray(const std::vector<std::string>& v) {
-  Json arr = Json::array();
-  for (const auto& s : v) arr.push_back(toValidUtf8(s));
-  return arr;
-}
-
-Json encodeCounters(const AuditCounters& c) {
-  Json o = Json::object();
-  o["decisions"] = c.decisions;
-  o["denials"] = c.denials;
-  o["would_deny"] = c.would_deny;
-  o["dropped"] = c.dropped;
-  return o;
-}
-
-std::string signalName(int sig) {
-  const char* abbrev = sigabbrev_np(sig);
-  return abbrev ? std::string("SIG") + abbrev : "SIG" + std::to_string(sig);
-}
-
-void putHeader(Json& j, const SessionInfo& session, timespec time) {
-  j["time"] = formatRfc3339(time);
-  putString(j, "session_id", session.session_id);
-  putString(j, "host", session.host);
-}
-
-std::string dump(const Json& j) {
-  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-}
 
 struct FlagName {
   int bit;
@@ -126,23 +47,183 @@ constexpr FlagName kAtFlags[] = {{0x100, "AT_SYMLINK_NOFOLLOW"},
                                  {0x800, "AT_NO_AUTOMOUNT"},
                                  {0x1000, "AT_EMPTY_PATH"}};
 
-std::string hexBits(unsigned v) {
-  char buf[16];
-  std::snprintf(buf, sizeof buf, "0x%x", v);
-  return buf;
-}
-
-template <size_t N>
-std::vector<std::string> bitNames(unsigned flags, const FlagName (&table)[N]) {
-  std::vector<std::string> out;
+// Calls emit(name) for each set bit in table order, then once with the hex of
+// any bits we have no name for (they stay visible).
+template <size_t N, typename Emit>
+void bitNames(unsigned flags, const FlagName (&table)[N], Emit&& emit) {
   for (const auto& f : table) {
     if (flags & unsigned(f.bit)) {
-      out.emplace_back(f.name);
+      emit(std::string_view(f.name));
       flags &= ~unsigned(f.bit);
     }
   }
-  if (flags) out.push_back(hexBits(flags));  // bits we have no name for stay visible
-  return out;
+  if (flags) {
+    char buf[16];
+    emit(std::string_view(buf, size_t(std::snprintf(buf, sizeof buf, "0x%x", flags))));
+  }
+}
+
+template <typename Emit>
+void openFlagNamesTo(int flags, Emit&& emit) {
+  static constexpr std::string_view kAccess[] = {"O_RDONLY", "O_WRONLY", "O_RDWR", "O_ACCMODE"};
+  unsigned f = unsigned(flags);
+  emit(kAccess[f & 3u]);  // 3 is invalid, but callers can pass it
+  f &= ~3u;
+  if (f & unsigned(kTmpfileBit)) {
+    emit(std::string_view("O_TMPFILE"));
+    f &= ~unsigned(kTmpfileBit | 00200000);
+  }
+  if (f & unsigned(kSyncBit)) {
+    emit(std::string_view("O_SYNC"));
+    f &= ~unsigned(kSyncBit | 00010000);
+  }
+  bitNames(f, kOpenFlags, emit);
+}
+
+template <typename Emit>
+void forEachFlagName(std::string_view operation, int flags, Emit&& emit) {
+  if (operation == "rename") return bitNames(unsigned(flags), kRenameFlags, emit);
+  if (operation == "setxattr") return bitNames(unsigned(flags), kXattrFlags, emit);
+  if (operation == "unlink" || operation == "rmdir" || operation == "link" ||
+      operation == "chmod" || operation == "chown" || operation == "utimes" ||
+      operation == "exec") {
+    return bitNames(unsigned(flags), kAtFlags, emit);
+  }
+  openFlagNamesTo(flags, emit);  // open, create, write, read, truncate, mkdir, ...
+}
+
+void writeBase64(JsonWriter& w, std::string_view bytes) {
+  std::string& out = w.out();
+  w.string({});  // places the comma and the quotes; the digits go between them
+  out.pop_back();
+  base64Append(out, bytes);
+  out += '"';
+}
+
+// Writes key (and key_b64 when the bytes are not UTF-8).
+void putString(JsonWriter& w, std::string_view key, std::string_view value) {
+  w.key(key);
+  if (!w.string(value)) {  // lossy: invalid bytes became U+FFFD
+    w.key(key, "_b64");
+    writeBase64(w, value);
+  }
+}
+
+// argv: one lossy array, plus a full parallel base64 array if any element is
+// not UTF-8 (parallel so indexes match).
+void putArgv(JsonWriter& w, std::string_view key, const std::vector<std::string>& argv) {
+  w.key(key);
+  w.beginArray();
+  bool all_valid = true;
+  for (const auto& a : argv) all_valid &= w.string(a);
+  w.endArray();
+  if (!all_valid) {
+    w.key(key, "_b64");
+    w.beginArray();
+    for (const auto& a : argv) writeBase64(w, a);
+    w.endArray();
+  }
+}
+
+void writeId(JsonWriter& w, std::string_view key, uint32_t id) {
+  w.key(key);
+  id == ProcessInfo::kUnknownId ? w.null() : w.unsignedNumber(id);
+}
+
+void writeProcess(JsonWriter& w, const ProcessInfo& p) {
+  w.key("process");
+  w.beginObject();
+  w.memberNumber("pid", p.pid);
+  w.memberNumber("tid", p.tid);
+  w.key("ppid");
+  p.ppid >= 0 ? w.number(p.ppid) : w.null();
+  w.key("start_time");
+  p.start_time ? w.unsignedNumber(p.start_time) : w.null();
+  writeId(w, "uid", p.uid);
+  writeId(w, "euid", p.euid);
+  writeId(w, "gid", p.gid);
+  putString(w, "comm", p.comm);
+  putString(w, "exe", p.exe);
+  putArgv(w, "argv", p.argv);
+  putString(w, "cwd", p.cwd);
+  putString(w, "profile", p.profile);
+  w.endObject();
+}
+
+void writeCounters(JsonWriter& w, const AuditCounters& c) {
+  w.key("counters");
+  w.beginObject();
+  w.key("decisions");
+  w.unsignedNumber(c.decisions);
+  w.key("denials");
+  w.unsignedNumber(c.denials);
+  w.key("would_deny");
+  w.unsignedNumber(c.would_deny);
+  w.key("dropped");
+  w.unsignedNumber(c.dropped);
+  w.endObject();
+}
+
+std::string signalName(int sig) {
+  const char* abbrev = sigabbrev_np(sig);
+  return abbrev ? std::string("SIG") + abbrev : "SIG" + std::to_string(sig);
+}
+
+void writeTime(JsonWriter& w, timespec time) {
+  char buf[kRfc3339Size];
+  w.string(std::string_view(buf, formatRfc3339To(buf, time)));
+}
+
+void writeHeader(JsonWriter& w, const SessionInfo& session, timespec time) {
+  w.key("time");
+  writeTime(w, time);
+  putString(w, "session_id", session.session_id);
+  putString(w, "host", session.host);
+}
+
+void writeErrno(JsonWriter& w, int err) {
+  if (err == 0) return w.null();
+  if (const char* name = strerrorname_np(err)) {
+    w.string(name);
+    return;
+  }
+  char buf[16];
+  w.string(std::string_view(buf, size_t(std::snprintf(buf, sizeof buf, "E%d", err))));
+}
+
+// Session start/end: rare, so the policy summary may go through nlohmann.
+void writeSessionPart(JsonWriter& w, const AuditEvent& e, const SessionInfo& session) {
+  const bool start = e.operation == "start";
+  if (!start && !e.session.has_exit && !e.session.has_counters) return;
+  w.key("session");
+  w.beginObject();
+  if (start) {
+    putArgv(w, "command", e.session.command);
+    w.key("policy");
+    w.raw(e.session.policy.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+    w.key("backends");
+    w.beginArray();
+    for (const auto& b : e.session.backends) w.string(b);
+    w.endArray();
+    putString(w, "agent_version", session.agent_version);
+    w.memberNumber("supervisor_pid", getpid());
+  }
+  if (e.session.has_exit) {
+    w.key("exit");
+    w.beginObject();
+    if (e.session.exit.signal) {
+      w.key("code");
+      w.null();
+      w.member("signal", signalName(e.session.exit.signal));
+      w.key("core_dumped");
+      w.boolean(e.session.exit.core_dumped);
+    } else {
+      w.memberNumber("code", e.session.exit.code);
+    }
+    w.endObject();
+  }
+  if (e.session.has_counters) writeCounters(w, e.session.counters);
+  w.endObject();
 }
 
 }  // namespace
@@ -158,57 +239,48 @@ ExitStatus ExitStatus::fromWaitStatus(int wait_status) {
   return s;
 }
 
-std::string formatRfc3339(timespec time) {
-  struct tm tm {};
-  time_t secs = time.tv_sec;
+size_t formatRfc3339To(char (&buf)[kRfc3339Size], timespec time) {
+  // gmtime_r and the date digits only change once a second; a busy session
+  // emits thousands of events per second, so cache the "YYYY-MM-DDTHH:MM:SS".
+  thread_local time_t cached_secs = -1;
+  thread_local char cached[20];
   long nsec = time.tv_nsec;
   if (nsec < 0 || nsec >= 1000000000L) nsec = 0;
-  gmtime_r(&secs, &tm);
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%09ldZ", tm.tm_year + 1900,
-                tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, nsec);
-  return buf;
+  if (time.tv_sec != cached_secs) {
+    struct tm tm {};
+    time_t secs = time.tv_sec;
+    gmtime_r(&secs, &tm);
+    char tmp[64];
+    std::snprintf(tmp, sizeof tmp, "%04d-%02d-%02dT%02d:%02d:%02d", tm.tm_year + 1900,
+                  tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
+    std::memcpy(cached, tmp, 19);
+    cached_secs = time.tv_sec;
+  }
+  std::memcpy(buf, cached, 19);
+  buf[19] = '.';
+  for (int i = 28; i >= 20; --i) {
+    buf[i] = char('0' + nsec % 10);
+    nsec /= 10;
+  }
+  buf[29] = 'Z';
+  return 30;
+}
+
+std::string formatRfc3339(timespec time) {
+  char buf[kRfc3339Size];
+  return std::string(buf, formatRfc3339To(buf, time));
 }
 
 std::vector<std::string> openFlagNames(int flags) {
-  unsigned f = unsigned(flags);
   std::vector<std::string> out;
-  switch (f & 3u) {
-    case 0:
-      out.emplace_back("O_RDONLY");
-      break;
-    case 1:
-      out.emplace_back("O_WRONLY");
-      break;
-    case 2:
-      out.emplace_back("O_RDWR");
-      break;
-    default:
-      out.emplace_back("O_ACCMODE");
-      break;  // 3: invalid, but callers can pass it
-  }
-  f &= ~3u;
-  if (f & unsigned(kTmpfileBit)) {
-    out.emplace_back("O_TMPFILE");
-    f &= ~unsigned(kTmpfileBit | 00200000);
-  }
-  if (f & unsigned(kSyncBit)) {
-    out.emplace_back("O_SYNC");
-    f &= ~unsigned(kSyncBit | 00010000);
-  }
-  for (auto& n : bitNames(f, kOpenFlags)) out.push_back(std::move(n));
+  openFlagNamesTo(flags, [&](std::string_view n) { out.emplace_back(n); });
   return out;
 }
 
 std::vector<std::string> flagNames(std::string_view operation, int flags) {
-  if (operation == "rename") return bitNames(unsigned(flags), kRenameFlags);
-  if (operation == "setxattr") return bitNames(unsigned(flags), kXattrFlags);
-  if (operation == "unlink" || operation == "rmdir" || operation == "link" ||
-      operation == "chmod" || operation == "chown" || operation == "utimes" ||
-      operation == "exec") {
-    return bitNames(unsigned(flags), kAtFlags);
-  }
-  return openFlagNames(flags);  // open, create, write, read, truncate, mkdir, ...
+  std::vector<std::string> out;
+  forEachFlagName(operation, flags, [&](std::string_view n) { out.emplace_back(n); });
+  return out;
 }
 
 std::string errnoName(int err) {
@@ -218,39 +290,9 @@ std::string errnoName(int err) {
 }
 
 bool isValidUtf8(std::string_view s) {
-  size_t i = 0;
-  const size_t n = s.size();
-  while (i < n) {
-    unsigned char c = static_cast<unsigned char>(s[i]);
-    if (c < 0x80) {
-      ++i;
-      continue;
-    }
-    size_t len;
-    uint32_t cp;
-    if (c >= 0xC2 && c <= 0xDF) {
-      len = 2;
-      cp = c & 0x1F;
-    } else if (c >= 0xE0 && c <= 0xEF) {
-      len = 3;
-      cp = c & 0x0F;
-    } else if (c >= 0xF0 && c <= 0xF4) {
-      len = 4;
-      cp = c & 0x07;
-    } else {
-      return false;
-    }
-    if (i + len > n) return false;
-    for (size_t k = 1; k < len; ++k) {
-      unsigned char cc = static_cast<unsigned char>(s[i + k]);
-      if ((cc & 0xC0) != 0x80) return false;
-      cp = (cp << 6) | (cc & 0x3F);
-    }
-    // Overlong forms, UTF-16 surrogates and values past U+10FFFF are invalid.
-    if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10FFFF)) ||
-        (cp >= 0xD800 && cp <= 0xDFFF)) {
-      return false;
-    }
+  for (size_t i = 0; i < s.size();) {
+    const size_t len = utf8SequenceLength(s, i);
+    if (!len) return false;
     i += len;
   }
   return true;
@@ -260,19 +302,11 @@ std::string toValidUtf8(std::string_view s) {
   if (isValidUtf8(s)) return std::string(s);
   std::string out;
   out.reserve(s.size() + 8);
-  size_t i = 0;
-  while (i < s.size()) {
-    // Take the longest valid sequence (1..4 bytes) starting here, else one bad byte.
-    size_t take = 0;
-    for (size_t len = 1; len <= 4 && i + len <= s.size(); ++len) {
-      if (isValidUtf8(s.substr(i, len))) {
-        take = len;
-        break;
-      }
-    }
-    if (take) {
-      out.append(s.substr(i, take));
-      i += take;
+  for (size_t i = 0; i < s.size();) {
+    const size_t len = utf8SequenceLength(s, i);
+    if (len) {
+      out.append(s.substr(i, len));
+      i += len;
     } else {
       out.append("\xEF\xBF\xBD");  // U+FFFD
       ++i;
@@ -281,19 +315,16 @@ std::string toValidUtf8(std::string_view s) {
   return out;
 }
 
-std::string base64Encode(std::string_view bytes) {
+void base64Append(std::string& out, std::string_view bytes) {
   static constexpr char kAlphabet[] =
       "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  out.reserve((bytes.size() + 2) / 3 * 4);
   size_t i = 0;
   for (; i + 3 <= bytes.size(); i += 3) {
     uint32_t v = (uint32_t(uint8_t(bytes[i])) << 16) | (uint32_t(uint8_t(bytes[i + 1])) << 8) |
                  uint8_t(bytes[i + 2]);
-    out += kAlphabet[(v >> 18) & 63];
-    out += kAlphabet[(v >> 12) & 63];
-    out += kAlphabet[(v >> 6) & 63];
-    out += kAlphabet[v & 63];
+    const char quad[4] = {kAlphabet[(v >> 18) & 63], kAlphabet[(v >> 12) & 63],
+                          kAlphabet[(v >> 6) & 63], kAlphabet[v & 63]};
+    out.append(quad, 4);
   }
   size_t rest = bytes.size() - i;
   if (rest) {
@@ -304,6 +335,12 @@ std::string base64Encode(std::string_view bytes) {
     out += rest == 2 ? kAlphabet[(v >> 6) & 63] : '=';
     out += '=';
   }
+}
+
+std::string base64Encode(std::string_view bytes) {
+  std::string out;
+  out.reserve((bytes.size() + 2) / 3 * 4);
+  base64Append(out, bytes);
   return out;
 }
 
@@ -334,130 +371,136 @@ std::string newSessionId() {
   return id;
 }
 
-std::string encodeEvent(const AuditEvent& e, const SessionInfo& session, uint64_t seq,
-                        timespec time) {
+void encodeEventTo(std::string& out, const AuditEvent& e, const SessionInfo& session,
+                   uint64_t seq, timespec time) {
+  const size_t start = out.size();
   try {
-    Json j = Json::object();
-    j["schema_version"] = kAuditSchemaVersion;
-    j["seq"] = seq;
-    putHeader(j, session, time);
-    putString(j, "category", e.category);
-    putString(j, "operation", e.operation);
+    JsonWriter w(out);
+    w.beginObject();
+    w.member("schema_version", kAuditSchemaVersion);
+    w.key("seq");
+    w.unsignedNumber(seq);
+    writeHeader(w, session, time);
+    putString(w, "category", e.category);
+    putString(w, "operation", e.operation);
     const bool is_session = e.category == "session";
     if (!e.syscall.empty() || e.syscall_nr >= 0) {
-      Json sc = Json::object();
-      sc["name"] = e.syscall.empty() ? Json(nullptr) : Json(toValidUtf8(e.syscall));
-      sc["nr"] = e.syscall_nr >= 0 ? Json(e.syscall_nr) : Json(nullptr);
-      j["syscall"] = std::move(sc);
+      w.key("syscall");
+      w.beginObject();
+      w.key("name");
+      e.syscall.empty() ? w.null() : void(w.string(e.syscall));
+      w.key("nr");
+      e.syscall_nr >= 0 ? w.number(e.syscall_nr) : w.null();
+      w.endObject();
     }
-    if (!e.decision.empty()) putString(j, "decision", e.decision);
-    if (!e.enforced_by.empty()) putString(j, "enforced_by", e.enforced_by);
-    if (!is_session) j["errno"] = e.err ? Json(errnoName(e.err)) : Json(nullptr);
+    if (!e.decision.empty()) putString(w, "decision", e.decision);
+    if (!e.enforced_by.empty()) putString(w, "enforced_by", e.enforced_by);
+    if (!is_session) {
+      w.key("errno");
+      writeErrno(w, e.err);
+    }
     if (!e.rule_id.empty() || e.default_rule) {
-      Json r = Json::object();
-      putString(r, "id", e.rule_id);
-      putString(r, "reason", e.rule_reason);
-      if (e.default_rule) r["default_rule"] = true;
-      j["rule"] = std::move(r);
+      w.key("rule");
+      w.beginObject();
+      putString(w, "id", e.rule_id);
+      putString(w, "reason", e.rule_reason);
+      if (e.default_rule) {
+        w.key("default_rule");
+        w.boolean(true);
+      }
+      w.endObject();
     }
     if (!session.policy_name.empty() || !session.policy_sha256.empty()) {
-      Json p = Json::object();
-      putString(p, "name", session.policy_name);
-      putString(p, "sha256", session.policy_sha256);
-      j["policy"] = std::move(p);
+      w.key("policy");
+      w.beginObject();
+      putString(w, "name", session.policy_name);
+      putString(w, "sha256", session.policy_sha256);
+      w.endObject();
     }
-    if (e.process) j["process"] = encodeProcess(*e.process);
+    if (e.process) writeProcess(w, *e.process);
     if (!e.file.path.empty() || !e.file.path2.empty() || e.file.flags >= 0 || e.file.mode >= 0) {
-      Json f = Json::object();
-      if (!e.file.path.empty()) putString(f, "path", e.file.path);
-      if (!e.file.path2.empty()) putString(f, "path2", e.file.path2);
-      if (e.file.flags >= 0) f["flags"] = flagNames(e.operation, e.file.flags);
+      w.key("file");
+      w.beginObject();
+      if (!e.file.path.empty()) putString(w, "path", e.file.path);
+      if (!e.file.path2.empty()) putString(w, "path2", e.file.path2);
+      if (e.file.flags >= 0) {
+        w.key("flags");
+        w.beginArray();
+        forEachFlagName(e.operation, e.file.flags, [&](std::string_view n) { w.string(n); });
+        w.endArray();
+      }
       if (e.file.mode >= 0) {
         char buf[16];
         std::snprintf(buf, sizeof buf, "%04o", unsigned(e.file.mode));
-        f["mode"] = buf;
+        w.member("mode", buf);
       }
-      j["file"] = std::move(f);
+      w.endObject();
     }
     if (!e.exec.path.empty() || !e.exec.argv.empty()) {
-      Json x = Json::object();
-      putString(x, "path", e.exec.path);
-      putArgv(x, "argv", e.exec.argv);
-      j["exec"] = std::move(x);
+      w.key("exec");
+      w.beginObject();
+      putString(w, "path", e.exec.path);
+      putArgv(w, "argv", e.exec.argv);
+      w.endObject();
     }
     const auto& n = e.network;
     if (!n.family.empty() || !n.proto.empty() || !n.ip.empty() || !n.unix_path.empty() ||
         n.port >= 0) {
-      Json o = Json::object();
-      if (!n.family.empty()) putString(o, "family", n.family);
-      if (!n.proto.empty()) putString(o, "proto", n.proto);
-      if (!n.ip.empty()) putString(o, "ip", n.ip);
-      if (n.port >= 0) o["port"] = n.port;
-      if (!n.unix_path.empty()) putString(o, "unix_path", n.unix_path);
-      j["network"] = std::move(o);
+      w.key("network");
+      w.beginObject();
+      if (!n.family.empty()) putString(w, "family", n.family);
+      if (!n.proto.empty()) putString(w, "proto", n.proto);
+      if (!n.ip.empty()) putString(w, "ip", n.ip);
+      if (n.port >= 0) w.memberNumber("port", n.port);
+      if (!n.unix_path.empty()) putString(w, "unix_path", n.unix_path);
+      w.endObject();
     }
-    if (is_session) {
-      Json s = Json::object();
-      if (e.operation == "start") {
-        putArgv(s, "command", e.session.command);
-        s["policy"] = Json(e.session.policy);
-        s["backends"] = stringArray(e.session.backends);
-        putString(s, "agent_version", session.agent_version);
-        s["supervisor_pid"] = int(getpid());
-      }
-      if (e.session.has_exit) {
-        Json x = Json::object();
-        if (e.session.exit.signal) {
-          x["code"] = nullptr;
-          x["signal"] = signalName(e.session.exit.signal);
-          x["core_dumped"] = e.session.exit.core_dumped;
-        } else {
-          x["code"] = e.session.exit.code;
-        }
-        s["exit"] = std::move(x);
-      }
-      if (e.session.has_counters) s["counters"] = encodeCounters(e.session.counters);
-      if (!s.empty()) j["session"] = std::move(s);
-    }
-    return dump(j);
+    if (is_session) writeSessionPart(w, e, session);
+    w.endObject();
   } catch (const std::exception& ex) {
     // Keep the seq so the loss is visible and explained rather than a gap.
-    try {
-      Json j = Json::object();
-      j["schema_version"] = kAuditSchemaVersion;
-      j["seq"] = seq;
-      j["time"] = formatRfc3339(time);
-      j["encode_error"] = toValidUtf8(ex.what());
-      return dump(j);
-    } catch (...) {
-      return std::string("{\"schema_version\":\"1.0\",\"seq\":") + std::to_string(seq) +
-             ",\"encode_error\":\"unknown\"}";
-    }
+    out.resize(start);
+    JsonWriter w(out);
+    w.beginObject();
+    w.member("schema_version", kAuditSchemaVersion);
+    w.key("seq");
+    w.unsignedNumber(seq);
+    w.key("time");
+    writeTime(w, time);
+    w.member("encode_error", ex.what());
+    w.endObject();
   }
+}
+
+std::string encodeEvent(const AuditEvent& event, const SessionInfo& session, uint64_t seq,
+                        timespec time) {
+  std::string out;
+  encodeEventTo(out, event, session, seq, time);
+  return out;
 }
 
 std::string encodeDropped(const SessionInfo& session, timespec time, uint64_t count,
                           uint64_t first_seq, uint64_t last_seq, uint64_t total) {
-  try {
-    Json j = Json::object();
-    j["schema_version"] = kAuditSchemaVersion;
-    putHeader(j, session, time);
-    j["category"] = "session";
-    j["operation"] = "dropped";
-    Json d = Json::object();
-    d["count"] = count;
-    d["first_seq"] = first_seq;
-    d["last_seq"] = last_seq;
-    d["total"] = total;
-    j["dropped"] = std::move(d);
-    return dump(j);
-  } catch (...) {
-    return std::string("{\"schema_version\":\"1.0\",\"category\":\"session\",") +
-           "\"operation\":\"dropped\",\"dropped\":{\"count\":" + std::to_string(count) +
-           ",\"first_seq\":" + std::to_string(first_seq) +
-           ",\"last_seq\":" + std::to_string(last_seq) + ",\"total\":" + std::to_string(total) +
-           "}}";
-  }
+  std::string out;
+  JsonWriter w(out);
+  w.beginObject();
+  w.member("schema_version", kAuditSchemaVersion);
+  writeHeader(w, session, time);
+  w.member("category", "session");
+  w.member("operation", "dropped");
+  w.key("dropped");
+  w.beginObject();
+  w.key("count");
+  w.unsignedNumber(count);
+  w.key("first_seq");
+  w.unsignedNumber(first_seq);
+  w.key("last_seq");
+  w.unsignedNumber(last_seq);
+  w.key("total");
+  w.unsignedNumber(total);
+  w.endObject();
+  w.endObject();
+  return out;
 }
 
 AuditEvent sessionStartEvent(std::vector<std::string> command, nlohmann::json policy_summary,

@@ -83,7 +83,11 @@ struct AuditEvent {
   } session;
 };
 
-// Encodes one event as a single line of JSON (no trailing newline).
+// Appends one event as a single line of JSON (no trailing newline) to `out`.
+// Allocation-free once `out` has the capacity (the AuditLog reuses one buffer).
+void encodeEventTo(std::string& out, const AuditEvent& event, const SessionInfo& session,
+                   uint64_t seq, timespec time);
+// The same, as a new string.
 std::string encodeEvent(const AuditEvent& event, const SessionInfo& session, uint64_t seq,
                         timespec time);
 
@@ -99,12 +103,15 @@ AuditEvent sessionEndEvent(ExitStatus exit, const AuditCounters& counters);
 
 // Helpers, exposed for tests and for the other output formats.
 std::string formatRfc3339(timespec time);           // 2026-11-29T10:33:11.123456789Z
+inline constexpr size_t kRfc3339Size = 32;
+size_t formatRfc3339To(char (&buf)[kRfc3339Size], timespec time);  // returns the length (30)
 std::vector<std::string> openFlagNames(int flags);  // ["O_WRONLY","O_CREAT"]
 std::vector<std::string> flagNames(std::string_view operation, int flags);
 std::string errnoName(int err);  // "EACCES"; "" for 0
 bool isValidUtf8(std::string_view s);
 std::string toValidUtf8(std::string_view s);  // invalid bytes → U+FFFD
 std::string base64Encode(std::string_view bytes);
+void base64Append(std::string& out, std::string_view bytes);
 std::string newSessionId();  // 32 lowercase hex chars from getrandom()
 
 }  // namespace sv::supervisor

@@ -21,6 +21,8 @@ timespec realtimeNow() {
   return ts;
 }
 
+int64_t toNs(timespec ts) { return int64_t(ts.tv_sec) * 1000000000 + ts.tv_nsec; }
+
 // write(2) to a pipe whose reader is gone raises SIGPIPE, which would kill the
 // supervisor (and with it the supervised tree). Block it for this thread
 // around the write and consume the one we caused; a SIGPIPE that was already
@@ -161,8 +163,11 @@ uint64_t AuditLog::emitLocked(const AuditEvent& event) {
     return seq;
   }
   const timespec now = realtimeNow();
-  std::string line = encodeEvent(event, session_, seq, now);
-  line += '\n';
+  const int64_t now_ns = toNs(now);
+  line_.clear();
+  encodeEventTo(line_, event, session_, seq, now);
+  line_ += '\n';
+  const std::string_view line = line_;
   // Session start/end are rare and carry the counters: never drop them.
   const bool must_keep = event.category == "session";
   for (auto& sink : sinks_) {
@@ -173,17 +178,18 @@ uint64_t AuditLog::emitLocked(const AuditEvent& event) {
     // Normally a sink that said EAGAIN waits for flush(); but if this event
     // would not fit, one more non-blocking try is cheaper than losing it (and
     // covers a loop that flushes only on a timer).
-    if (sink.pending() &&
-        (!sink.want_writable || sink.pending() + line.size() > options_.max_buffer_bytes)) {
-      writeSome(sink);
+    if (sink.pending() && (sink.pending() + line.size() > options_.max_buffer_bytes ||
+                           (!sink.want_writable && shouldWriteNow(sink, now_ns, line.size())))) {
+      writeSome(sink, now_ns);
     }
     maybeReportDrops(sink, now, /*force=*/must_keep);
     // While a loss is unreported the sink takes nothing new, so each dropped
     // record describes one contiguous seq range that precedes it.
     if (must_keep ||
         (sink.lost_count == 0 && sink.pending() + line.size() <= options_.max_buffer_bytes)) {
+      const bool write_now = must_keep || shouldWriteNow(sink, now_ns, line.size());
       append(sink, line);
-      if (!sink.want_writable) writeSome(sink);
+      if (!sink.want_writable && write_now) writeSome(sink, now_ns);
     } else {
       drop(sink, seq);
     }
@@ -191,13 +197,24 @@ uint64_t AuditLog::emitLocked(const AuditEvent& event) {
   return seq;
 }
 
-void AuditLog::append(Sink& sink, const std::string& line) {
+bool AuditLog::shouldWriteNow(const Sink& sink, int64_t now_ns, size_t incoming) const {
+  return sink.pending() + incoming >= options_.write_batch_bytes ||
+         now_ns - sink.last_write_ns >=
+             std::chrono::duration_cast<std::chrono::nanoseconds>(options_.write_coalesce).count();
+}
+
+void AuditLog::append(Sink& sink, std::string_view line) {
   if (sink.off > 0 && sink.off >= sink.buf.size() / 2) {
     sink.buf.erase(0, sink.off);
     sink.off = 0;
   }
-  sink.buf += line;
-  sink.lines.push_back(line.size());
+  if (sink.line_first > 0 && sink.line_first >= sink.line_lens.size() / 2) {
+    sink.line_lens.erase(sink.line_lens.begin(),
+                         sink.line_lens.begin() + std::ptrdiff_t(sink.line_first));
+    sink.line_first = 0;
+  }
+  sink.buf.append(line);
+  sink.line_lens.push_back(uint32_t(line.size()));
 }
 
 void AuditLog::drop(Sink& sink, uint64_t seq) {
@@ -218,7 +235,8 @@ void AuditLog::maybeReportDrops(Sink& sink, timespec now, bool force) {
   sink.lost_count = 0;
 }
 
-void AuditLog::writeSome(Sink& sink) {
+void AuditLog::writeSome(Sink& sink, int64_t now_ns) {
+  sink.last_write_ns = now_ns;
   while (!sink.failed && sink.pending() > 0) {
     const char* data = sink.buf.data() + sink.off;
     const size_t len = sink.pending();
@@ -249,14 +267,16 @@ void AuditLog::writeSome(Sink& sink) {
     }
     sink.off += size_t(n);
     sink.head += size_t(n);
-    while (!sink.lines.empty() && sink.head >= sink.lines.front()) {
-      sink.head -= sink.lines.front();
-      sink.lines.pop_front();
+    while (sink.line_first < sink.line_lens.size() &&
+           sink.head >= sink.line_lens[sink.line_first]) {
+      sink.head -= sink.line_lens[sink.line_first++];
     }
   }
   if (sink.pending() == 0) {
     sink.buf.clear();
     sink.off = 0;
+    sink.line_lens.clear();
+    sink.line_first = 0;
     sink.want_writable = false;
   }
 }
@@ -264,14 +284,15 @@ void AuditLog::writeSome(Sink& sink) {
 void AuditLog::failSink(Sink& sink, Error error) {
   // Everything still queued for this sink is lost; a broken sink gets no
   // dropped record (nobody would read it), the counters show the loss.
-  const uint64_t lost = sink.lines.size();
+  const uint64_t lost = sink.line_lens.size() - sink.line_first;
   sink.lost_total += lost;
   counters_.dropped += lost;
   sink.failed = true;
   sink.error = std::move(error);
   sink.buf.clear();
   sink.off = 0;
-  sink.lines.clear();
+  sink.line_lens.clear();
+  sink.line_first = 0;
   sink.head = 0;
   sink.want_writable = false;
 }
@@ -282,10 +303,10 @@ bool AuditLog::flush() {
   const timespec now = realtimeNow();
   for (auto& sink : sinks_) {
     if (sink.failed) continue;
-    writeSome(sink);
+    writeSome(sink, toNs(now));
     if (sink.lost_count) {
       maybeReportDrops(sink, now, /*force=*/false);
-      writeSome(sink);
+      writeSome(sink, toNs(now));
     }
     if (sink.pending() || sink.lost_count) done = false;
   }
@@ -303,7 +324,7 @@ std::vector<int> AuditLog::pendingFds() const {
 
 void AuditLog::drainBlocking(Sink& sink, std::chrono::steady_clock::time_point deadline) {
   for (;;) {
-    writeSome(sink);
+    writeSome(sink, toNs(realtimeNow()));
     if (sink.failed) return;
     if (sink.pending() == 0) {
       if (sink.lost_count == 0) return;

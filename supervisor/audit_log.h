@@ -1,9 +1,12 @@
 // AuditLog: numbers, encodes and writes audit events to the session's sinks.
 //
-// The decision path never waits on a sink. emit() appends the encoded line to
-// a per-sink bounded buffer and tries one non-blocking write; what the sink
-// does not take now stays buffered until the loop sees the fd writable and
-// calls flush(). When a buffer is full the event is dropped for that sink and
+// The decision path never waits on a sink. emit() encodes into one reused
+// buffer and appends the line to a per-sink bounded buffer (both keep their
+// capacity, so a steady-state emit() allocates nothing). It writes at once when
+// the sink has been quiet for write_coalesce; during a burst lines collect
+// until write_batch_bytes and go out in one write(2), and the loop's flush()
+// (every iteration or tick) writes the tail. What the sink does not take stays
+// buffered until the loop sees the fd writable and calls flush(). When a buffer is full the event is dropped for that sink and
 // counted; as soon as there is room again the sink gets a `dropped` record
 // naming the exact seq range it lost. close() drains everything, blocking up
 // to a timeout (a reader that never reads must not hang session end).
@@ -22,9 +25,9 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
-#include <deque>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/result.h"
@@ -35,6 +38,10 @@ namespace sv::supervisor {
 
 struct AuditLogOptions {
   size_t max_buffer_bytes = 4u << 20;  // per sink; session events may exceed it
+  // A line emitted within this long of the sink's last write waits for the
+  // batch to fill or for flush(); zero writes every line at once.
+  std::chrono::microseconds write_coalesce{1000};
+  size_t write_batch_bytes = 64u << 10;
   std::chrono::milliseconds close_timeout{5000};
 };
 
@@ -92,8 +99,13 @@ class AuditLog {
     WriteMode mode = WriteMode::kFile;
     std::string buf;  // unwritten bytes start at buf[off]
     size_t off = 0;
-    std::deque<size_t> lines;  // lengths of the lines in buf, front partly written by `head`
+    // Lengths of the unwritten lines, from line_first on; the first one is
+    // partly written by `head` bytes. Compacted like buf, so no allocation
+    // once warm (a deque allocates and frees a node every few dozen lines).
+    std::vector<uint32_t> line_lens;
+    size_t line_first = 0;
     size_t head = 0;
+    int64_t last_write_ns = INT64_MIN / 2;  // CLOCK_REALTIME of the last write attempt
     bool want_writable = false;
     bool failed = false;
     Error error;
@@ -103,11 +115,12 @@ class AuditLog {
   };
 
   Status addSink(std::string name, UniqueFd fd, bool shared_with_command);
-  void append(Sink& sink, const std::string& line);
+  void append(Sink& sink, std::string_view line);
+  bool shouldWriteNow(const Sink& sink, int64_t now_ns, size_t incoming) const;
   void drop(Sink& sink, uint64_t seq);
   uint64_t emitLocked(const AuditEvent& event);
   void maybeReportDrops(Sink& sink, timespec now, bool force);
-  void writeSome(Sink& sink);
+  void writeSome(Sink& sink, int64_t now_ns);
   void failSink(Sink& sink, Error error);
   void drainBlocking(Sink& sink, std::chrono::steady_clock::time_point deadline);
   void closeLocked();
@@ -117,6 +130,7 @@ class AuditLog {
   AuditLogOptions options_;
   std::vector<Sink> sinks_;
   uint64_t next_seq_ = 1;
+  std::string line_;  // the encode buffer, reused by every emit()
   AuditCounters counters_;
   bool closed_ = false;
   std::vector<Error> closed_errors_;  // sink errors kept after close()

@@ -1,0 +1,189 @@
+// The audit hot path: AuditLog::emit() must not allocate once warm, and the
+// JsonWriter encoder must write exactly the bytes the nlohmann encoder wrote.
+//
+// Own binary: it replaces the global operator new to count allocations (the
+// engine_alloc_test pattern).
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <new>
+#include <random>
+
+#include "supervisor/audit_log.h"
+#include "tests/unit/audit/legacy_encoder.h"
+
+// The replacement pair below is malloc/free on purpose; gcc cannot see that.
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+
+namespace {
+std::atomic<bool> g_counting{false};
+std::atomic<long> g_allocations{0};
+}  // namespace
+
+void* operator new(std::size_t n) {
+  if (g_counting.load(std::memory_order_relaxed)) g_allocations.fetch_add(1);
+  if (void* p = std::malloc(n ? n : 1)) return p;
+  throw std::bad_alloc();
+}
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+
+namespace sv::supervisor {
+namespace {
+
+ProcessInfo sampleProcess() {
+  ProcessInfo p;
+  p.pid = 4242;
+  p.tid = 4243;
+  p.ppid = 4200;
+  p.start_time = 123456;
+  p.uid = p.euid = p.gid = 1000;
+  p.comm = "node";
+  p.exe = "/usr/bin/node";
+  p.cwd = "/home/user/work/project";
+  p.argv = {"node", "/home/user/work/project/node_modules/.bin/jest", "--ci"};
+  return p;
+}
+
+AuditEvent sampleDecision(const ProcessInfo* p) {
+  AuditEvent ev;
+  ev.category = "file";
+  ev.operation = "write";
+  ev.syscall = "openat";
+  ev.syscall_nr = 257;
+  ev.decision = "deny";
+  ev.enforced_by = "seccomp";
+  ev.err = EACCES;
+  ev.rule_id = "deny-write-env-files-in-the-workspace";
+  ev.rule_reason = "environment files hold secrets";
+  ev.process = p;
+  ev.file.path = "/home/user/work/project/.env.production";
+  ev.file.flags = O_WRONLY | O_CREAT | O_TRUNC;
+  ev.file.mode = 0644;
+  return ev;
+}
+
+long countEmits(AuditLog& log, const AuditEvent& ev, int n) {
+  g_allocations = 0;
+  g_counting = true;
+  for (int i = 0; i < n; ++i) log.emit(ev);
+  log.flush();
+  g_counting = false;
+  return g_allocations.load();
+}
+
+TEST(AuditAlloc, SteadyStateEmitDoesNotAllocate) {
+  char tmpl[] = "/tmp/sv-audit-alloc-XXXXXX";
+  UniqueFd tmp(mkstemp(tmpl));
+  ASSERT_TRUE(tmp);
+  unlink(tmpl);
+  const ProcessInfo p = sampleProcess();
+  AuditEvent ev = sampleDecision(&p);
+  for (auto coalesce : {std::chrono::microseconds(0), std::chrono::microseconds(1000)}) {
+    AuditLogOptions options;
+    options.write_coalesce = coalesce;
+    AuditLog log(SessionInfo{"0123456789abcdef0123456789abcdef", "host", "code-sandbox",
+                             std::string(64, 'a'), "0.1.0"},
+                 options);
+    ASSERT_TRUE(log.addFdSink(UniqueFd(dup(tmp.get()))).ok());
+    countEmits(log, ev, 2000);  // warm-up: buffers reach their working size
+    EXPECT_EQ(countEmits(log, ev, 10000), 0) << "write_coalesce " << coalesce.count() << "us";
+    ev.decision = "allow";  // another shape: no errno, same buffers
+    ev.err = 0;
+    EXPECT_EQ(countEmits(log, ev, 10000), 0);
+    ev.decision = "deny";
+    ev.err = EACCES;
+  }
+}
+
+// Random events, compared byte for byte with the nlohmann encoder.
+std::string randomString(std::mt19937& rng, bool weird) {
+  static constexpr std::string_view kPlain = "abc/._-XYZ019 ";
+  static constexpr std::string_view kWeird[] = {
+      "\"", "\\", "\n", "\t", "\r", "\b", "\f", "\x01", "\x1f", "\x7f", "\xc3\xa9", "\xe2\x82\xac",
+      "\xf0\x9f\x98\x80", "\xff", "\xc3", "\xe2\x82", "\xed\xa0\x80", "\xc0\xaf", "\xf4\x90\x80\x80"};
+  std::string s;
+  const int len = int(rng() % 24);
+  for (int i = 0; i < len; ++i) {
+    if (weird && rng() % 4 == 0)
+      s += kWeird[rng() % std::size(kWeird)];
+    else
+      s += kPlain[rng() % kPlain.size()];
+  }
+  return s;
+}
+
+TEST(AuditAlloc, EncoderMatchesTheNlohmannEncoderByteForByte) {
+  std::mt19937 rng(42);
+  static constexpr const char* kOps[] = {"open", "write", "rename", "setxattr", "unlink",
+                                         "exec", "connect", "start", "end"};
+  for (int round = 0; round < 3000; ++round) {
+    const bool weird = round % 2;
+    SessionInfo s{randomString(rng, weird), randomString(rng, weird),
+                  rng() % 3 ? randomString(rng, weird) : "", rng() % 2 ? std::string(64, 'f') : "",
+                  "0.1.0"};
+    ProcessInfo p = sampleProcess();
+    if (rng() % 3 == 0) {
+      p.ppid = -1;
+      p.start_time = 0;
+      p.uid = p.euid = p.gid = ProcessInfo::kUnknownId;
+    }
+    p.comm = randomString(rng, weird);
+    p.exe = randomString(rng, weird);
+    p.argv = {randomString(rng, weird), randomString(rng, weird)};
+    AuditEvent e;
+    const char* op = kOps[rng() % std::size(kOps)];
+    e.operation = op;
+    const bool session = e.operation == "start" || e.operation == "end";
+    e.category = session ? "session" : rng() % 2 ? "file" : "network";
+    if (!session) {
+      e.syscall = rng() % 4 ? "openat" : "";
+      e.syscall_nr = rng() % 4 ? int(rng() % 400) : -1;
+      e.decision = rng() % 2 ? "deny" : "allow";
+      e.enforced_by = rng() % 3 ? "seccomp" : "";
+      e.err = rng() % 2 ? int(rng() % 140) : 0;
+      e.rule_id = rng() % 3 ? randomString(rng, weird) : "";
+      e.rule_reason = randomString(rng, weird);
+      e.default_rule = rng() % 3 == 0;
+      e.process = rng() % 4 ? &p : nullptr;
+      e.file.path = rng() % 2 ? randomString(rng, weird) : "";
+      e.file.path2 = rng() % 4 == 0 ? randomString(rng, weird) : "";
+      e.file.flags = rng() % 2 ? int(rng()) & 0x3fffffff : -1;
+      e.file.mode = rng() % 2 ? int(rng() % 07777) : -1;
+      if (rng() % 3 == 0) {
+        e.exec.path = randomString(rng, weird);
+        e.exec.argv = {randomString(rng, weird)};
+      }
+      if (rng() % 3 == 0) {
+        e.network.family = "inet";
+        e.network.proto = rng() % 2 ? "tcp" : "";
+        e.network.ip = "10.0.0.1";
+        e.network.port = rng() % 2 ? int(rng() % 65536) : -1;
+        e.network.unix_path = rng() % 4 == 0 ? "@" + randomString(rng, weird) : "";
+      }
+    } else if (e.operation == "start") {
+      e = sessionStartEvent({randomString(rng, weird), randomString(rng, weird)},
+                            nlohmann::json{{"name", "x"}, {"workspace", "/w"}},
+                            {"seccomp", "landlock"});
+    } else {
+      ExitStatus x;
+      if (rng() % 2) {
+        x.code = int(rng() % 256);
+      } else {
+        x.signal = int(rng() % 31) + 1;
+        x.core_dumped = rng() % 2;
+      }
+      e = sessionEndEvent(x, AuditCounters{rng(), rng(), rng(), rng()});
+    }
+    const uint64_t seq = rng();
+    const timespec t{time_t(rng()) * 3, long(rng() % 1000000000)};
+    ASSERT_EQ(encodeEvent(e, s, seq, t), legacy::legacyEncodeEvent(e, s, seq, t))
+        << "round " << round;
+  }
+}
+
+}  // namespace
+}  // namespace sv::supervisor
