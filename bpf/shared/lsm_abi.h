@@ -1,0 +1,101 @@
+/* lsm_abi.h: the ABI between the BPF-LSM programs (bpf/progs/lsm.bpf.c) and
+ * user space (policy/compile_lsm.*, tracer/lsm_filter.*).
+ *
+ * The compiled policy is a set of DFAs over path bytes, one per (profile,
+ * operation), sharing one byte-class table: the kernel walks the path that
+ * bpf_d_path() gives it one byte at a time and reads the outcome (verdict and
+ * rule index) from the state it stops in. This keeps glob semantics ("**",
+ * "*", classes, first match wins, profile rules before base rules) entirely
+ * in user space, where Engine::decide defines them, and the kernel side a
+ * bounded table walk. Plain C, fixed-width fields, explicit padding; both
+ * sides static_assert the sizes.
+ */
+#ifndef SV_BPF_SHARED_LSM_ABI_H
+#define SV_BPF_SHARED_LSM_ABI_H
+
+#ifdef __BPF__
+/* vmlinux.h provides __u8 ... __u64 */
+#else
+#include <linux/types.h>
+#endif
+
+#define SV_LSM_ABI_VERSION 1
+
+/* Operations, the index of a DFA within a profile. */
+#define SV_LSM_OP_READ 0
+#define SV_LSM_OP_WRITE 1
+#define SV_LSM_OP_EXEC 2
+#define SV_LSM_OP_SWITCH 3 /* exec.switch: outcome value is the next profile */
+#define SV_LSM_NUM_OPS 4
+
+/* Outcome verdicts. */
+#define SV_LSM_DENY 0
+#define SV_LSM_ALLOW 1
+#define SV_LSM_SWITCH 2 /* SV_LSM_OP_SWITCH: move to profile `value` */
+#define SV_LSM_STAY 3   /* SV_LSM_OP_SWITCH: no switch rule matched */
+
+/* sv_lsm_states value: outcome index, plus a flag when every continuation of
+ * the path keeps that outcome (the walk may stop early). */
+#define SV_LSM_STATE_OUTCOME_MASK 0x3fffffffu
+#define SV_LSM_STATE_FINAL 0x80000000u
+
+#define SV_LSM_PATH_MAX 4096
+#define SV_LSM_NAME_MAX 256
+#define SV_LSM_MAX_PROFILES 64
+#define SV_LSM_MAX_CLASSES 256
+
+/* Hooks, as reported in events. */
+#define SV_LSM_HOOK_FILE_OPEN 1
+#define SV_LSM_HOOK_PATH_MKNOD 2
+#define SV_LSM_HOOK_PATH_UNLINK 3
+#define SV_LSM_HOOK_PATH_MKDIR 4
+#define SV_LSM_HOOK_PATH_RMDIR 5
+#define SV_LSM_HOOK_PATH_RENAME 6
+#define SV_LSM_HOOK_PATH_LINK 7
+#define SV_LSM_HOOK_PATH_SYMLINK 8
+#define SV_LSM_HOOK_PATH_TRUNCATE 9
+#define SV_LSM_HOOK_BPRM_CHECK 10
+#define SV_LSM_HOOK_FILE_TRUNCATE 11
+
+/* Event flags. */
+#define SV_LSM_EVENT_F_AUDIT 0x1     /* deny reported, not enforced (audit mode) */
+#define SV_LSM_EVENT_F_TRUNCATED 0x2 /* path longer than the buffer, judged as is */
+#define SV_LSM_EVENT_F_SWITCHED 0x4  /* exec moved the task to `profile` */
+
+/* Config flags (sv_lsm_config.flags). */
+#define SV_LSM_CFG_AUDIT_MODE 0x1  /* report would-deny, enforce nothing */
+#define SV_LSM_CFG_DENY_EVENTS 0x2 /* report denials only */
+
+struct sv_lsm_outcome {
+	__u8 verdict;
+	__u8 pad[3];
+	__u32 value; /* rule index (read/write/exec) or profile index (switch) */
+};
+
+/* Per-task state (BPF task storage), inherited on fork by task_alloc. */
+struct sv_lsm_task {
+	__u32 profile;
+	__u32 pending_profile; /* set by bprm_check, committed at bprm_committed_creds */
+	__u32 flags;           /* SV_LSM_TASK_F_* */
+	__u32 pad;
+};
+#define SV_LSM_TASK_F_PENDING 0x1
+
+/* One decision; followed in the ring buffer record by path_len bytes of path
+ * (no NUL). */
+struct sv_lsm_event {
+	__u64 ktime_ns;
+	__u64 cgroup_id;
+	__u32 pid;
+	__u32 tgid;
+	__u32 rule_index;
+	__u32 profile;
+	__u8 op;
+	__u8 verdict;
+	__u8 hook;
+	__u8 flags;
+	__u16 path_len;
+	__u16 pad;
+};
+
+#endif /* SV_BPF_SHARED_LSM_ABI_H */
