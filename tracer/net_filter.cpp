@@ -179,11 +179,22 @@ struct NetFilter::State {
   std::vector<std::string> rule_ids;
   std::map<EntryKey, std::vector<Range>> entries;  // as given, before folding
   policy::NetworkMode mode = policy::NetworkMode::None;
+  uint32_t port_ranges_max = 1;  // the programs' loop bound, see net_maps.h
   std::string log;
   const std::function<void(const NetEvent&)>* on_event = nullptr;
   std::exception_ptr pending;
 
-  Result<sv_net_allow_value> folded(const EntryKey& key) const { return foldedValue(entries, key); }
+  // The folded value of `key`, refused when it holds more ranges than the
+  // loaded programs look at.
+  Result<sv_net_allow_value> folded(const EntryKey& key) const {
+    auto value = foldedValue(entries, key);
+    if (value.ok() && value->count > port_ranges_max) {
+      return Error{E2BIG, "network allowlist: an address block would need " +
+                              std::to_string(value->count) + " port ranges; the programs were " +
+                              "loaded for " + std::to_string(port_ranges_max)};
+    }
+    return value;
+  }
 
   // Writes `key` and every more specific entry under it (their folded value
   // may include key's ranges now).
@@ -253,6 +264,12 @@ Result<NetFilter> NetFilter::load(const policy::NetworkPlan& plan, int cgroup_fd
 
   // Allowlist image first: a bad plan fails before touching the kernel.
   SV_TRY(collectEntries(plan, s->rule_ids, s->entries));
+  for (const auto& entry : s->entries) {
+    auto value = foldedValue(s->entries, entry.first);
+    if (!value.ok()) return value.error();
+    s->port_ranges_max = std::max(s->port_ranges_max, value->count);
+  }
+  s->port_ranges_max = std::max(s->port_ranges_max, options.port_ranges_reserve);
 
   ScopedLibbpfLog log_scope(&s->log);
   s->skel.reset(sv_net__open());
@@ -263,6 +280,7 @@ Result<NetFilter> NetFilter::load(const policy::NetworkPlan& plan, int cgroup_fd
   ro->sv_net_deny_events_only = options.deny_events_only ? 1 : 0;
   ro->sv_net_allow_raw = options.allow_raw_sockets ? 1 : 0;
   ro->sv_net_audit_only = options.audit_only ? 1 : 0;
+  ro->sv_net_port_ranges_max = s->port_ranges_max;
   // The helper's availability differs by program type and kernel; the
   // programs skip the call when told it is missing (pid reported as 0).
   ro->sv_net_pid_in_sock_addr = libbpf_probe_bpf_helper(BPF_PROG_TYPE_CGROUP_SOCK_ADDR,

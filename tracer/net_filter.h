@@ -51,6 +51,9 @@ struct NetFilterOptions {
   bool deny_events_only = false;   // report only denials
   bool allow_raw_sockets = false;  // SOCK_RAW and ICMP ping sockets
   bool audit_only = false;         // report would-deny decisions, enforce nothing
+  // Port ranges per address block the programs must handle beyond what the
+  // plan needs (for later allow() calls). Each one costs verifier time at load.
+  uint32_t port_ranges_reserve = 0;
 };
 
 class NetFilter {
@@ -79,7 +82,9 @@ class NetFilter {
   uint32_t addRuleId(const std::string& rule_id);
   // Allows ip:[port_lo, port_hi] at runtime (resolved DNS answers), attributed
   // to rule_index. Takes effect for the next connect; updates are per entry,
-  // so the programs never see a half-written value.
+  // so the programs never see a half-written value. E2BIG when an address
+  // block would need more port ranges than the programs were loaded for
+  // (NetFilterOptions::port_ranges_reserve).
   Status allow(const policy::Ip6& ip, uint16_t port_lo, uint16_t port_hi, uint32_t rule_index);
   // Decisions lost because the ring buffer was full.
   uint64_t droppedEvents() const;

@@ -93,9 +93,10 @@ static __always_inline void sv_net_judge(const struct sv_net_lpm_key *key, __u16
 	val = bpf_map_lookup_elem(&sv_net_allow, &lookup);
 	if (!val)
 		return;
-	/* Bounded by a constant: the verifier on 6.1+ walks it without help. */
+	/* Bounded by constants: the verifier on 6.1+ walks it without help, and
+	 * stops after sv_net_port_ranges_max (frozen rodata) iterations. */
 	for (i = 0; i < SV_NET_MAX_PORT_RANGES; i++) {
-		if (i >= val->count)
+		if (i >= sv_net_port_ranges_max || i >= val->count)
 			break;
 		if (port >= val->ranges[i].lo && port <= val->ranges[i].hi) {
 			v->decision = SV_NET_ALLOW;

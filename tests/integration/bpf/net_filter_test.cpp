@@ -510,6 +510,31 @@ TEST_F(NetFilterTest, RuntimeAllowOpensOneDestination) {
   EXPECT_EQ(filter_->ruleIdAt(e->rule_index), "dns:testhost.example");
 }
 
+// The programs check only as many port ranges per address block as the plan
+// needed at load (a verifier-time saving): a runtime allow() beyond that bound
+// must fail loudly, and port_ranges_reserve must make room for it.
+TEST_F(NetFilterTest, RuntimeAllowBeyondTheLoadedPortRangeBoundFails) {
+  NetworkPlan plan;
+  plan.mode = NetworkMode::Allowlist;
+  plan.entries = {entry("198.51.100.1", 128, 9000, 9000, "net.one")};
+  load(plan);
+  uint32_t idx = filter_->addRuleId("dns:more");
+  Status second = filter_->allow(ip(kHostV4), kHostPort, kHostPort, idx);
+  ASSERT_FALSE(second.ok());
+  EXPECT_EQ(second.error().code, E2BIG) << second.error().message();
+
+  filter_.reset();
+  load(plan, NetFilterOptions{.port_ranges_reserve = 2});
+  idx = filter_->addRuleId("dns:more");
+  ASSERT_TRUE(filter_->allow(ip(kHostV4), kHostPort, kHostPort, idx).ok());
+  auto r = runChild([](const ChildEnv&) {
+    return std::vector<int>{tcpConnect(kHostV4, kHostPort), tcpConnect(kHostV4, 9000)};
+  });
+  ASSERT_EQ(r.size(), 2u);
+  EXPECT_EQ(r[0], 0) << strerror(r[0]);             // second range, found by the loop
+  EXPECT_EQ(r[1], ECONNREFUSED) << strerror(r[1]);  // first range: allowed, nobody listens
+}
+
 TEST_F(NetFilterTest, AllModeWithDenyEventsOnlyReportsNothingForAllows) {
   NetworkPlan plan;
   plan.mode = NetworkMode::All;
