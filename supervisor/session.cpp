@@ -249,7 +249,9 @@ int runSession(const SessionOptions& options) {
     return err == ENOENT ? kExitNotFound : kExitCannotRun;
   }
 
-  const tracer::HostFeatures host = tracer::probeHost();
+  // Fail-closed sessions prove the host by setting themselves up (see
+  // probeHostForSession); the unsafe fallback must know up front what to skip.
+  const tracer::HostFeatures host = unsafe ? tracer::probeHost() : tracer::probeHostForSession();
   const policy::CompiledPolicy compiled = policy::compile(policy);
   const policy::Engine engine(options.policy);
 
@@ -403,6 +405,16 @@ int runSession(const SessionOptions& options) {
       return kExitSupervisorError;
     }
     listener.emplace(std::move(*created));
+    // No notified syscall has been answered yet (each one waits for us), so
+    // the command has done only what the filter allows outright: failing
+    // closed here is still in time.
+    if (!tracer::notifyAddFdSendSupported(listener->fd())) {
+      say("cannot enforce the policy: seccomp user-notify: ADDFD with SEND unsupported "
+          "(kernel < 5.14?); the command was stopped before its first decision");
+      if (cgroup) (void)cgroup->kill();
+      audit.finish(ExitStatus{kExitSupervisorError, 0, false});
+      return kExitSupervisorError;
+    }
     (void)listener->enableSyncWakeUp();  // optional: a latency win where the kernel has it
     NotifyOptions notify_options;
     notify_options.audit_mode = policy.mode == policy::Mode::Audit;

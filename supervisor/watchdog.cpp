@@ -38,9 +38,12 @@ bool populated(const std::string& cgroup) {
   sigset_t none;
   sigemptyset(&none);
   ::sigprocmask(SIG_SETMASK, &none, nullptr);
-  // Keep nothing else of the supervisor's open: only the pipe.
-  for (int fd = 3; fd < 1024; ++fd)
-    if (fd != read_end) ::close(fd);
+  // Keep nothing else of the supervisor's open: only the pipe, moved to fd 3.
+  if (read_end != 3) {
+    ::dup2(read_end, 3);
+    read_end = 3;
+  }
+  ::close_range(4, ~0U, 0);
   int devnull = ::open("/dev/null", O_RDWR);
   if (devnull >= 0) {
     ::dup2(devnull, 0), ::dup2(devnull, 1), ::dup2(devnull, 2);

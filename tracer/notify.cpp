@@ -33,6 +33,14 @@ NotifyListener::NotifyListener(UniqueFd fd, seccomp_notif_sizes sizes)
   resp_ = std::make_unique<unsigned char[]>(sizes_.seccomp_notif_resp);
 }
 
+bool notifyAddFdSendSupported(int listener_fd) noexcept {
+  seccomp_notif_addfd addfd{};
+  addfd.id = 0xffffffffffffULL;
+  addfd.flags = SECCOMP_ADDFD_FLAG_SEND;
+  addfd.srcfd = static_cast<uint32_t>(listener_fd);  // any open fd: fget() precedes the lookup
+  return ioctl(listener_fd, SECCOMP_IOCTL_NOTIF_ADDFD, &addfd) != 0 && errno == ENOENT;
+}
+
 Status NotifyListener::enableSyncWakeUp() {
   if (ioctl(fd_.get(), abi::kSeccompIoctlNotifSetFlags, abi::kSeccompUserNotifFdSyncWakeUp) != 0) {
     return errnoError("SECCOMP_IOCTL_NOTIF_SET_FLAGS(SYNC_WAKE_UP)");

@@ -26,6 +26,13 @@
 
 namespace sv::tracer {
 
+// True when the kernel behind `listener_fd` supports SECCOMP_IOCTL_NOTIF_ADDFD
+// with SECCOMP_ADDFD_FLAG_SEND (5.14), which every emulated open relies on.
+// Asks about a notification id that cannot exist: a kernel that knows the
+// ioctl and the flag looks the id up and says ENOENT; one that does not
+// rejects the command or flag first. Raw ioctl only: async-signal-safe.
+bool notifyAddFdSendSupported(int listener_fd) noexcept;
+
 class NotifyListener {
  public:
   // Takes ownership of a listener fd; queries the notify struct sizes.

@@ -20,6 +20,7 @@
 #include "tracer/cgroup.h"
 #include "tracer/kernel_abi.h"
 #include "tracer/landlock.h"
+#include "tracer/notify.h"
 
 namespace sv::tracer {
 namespace {
@@ -56,16 +57,7 @@ struct ProbeReport {
   }
   if (fd >= 0) {
     report.bits |= kNotifyOk;
-    // ADDFD|SEND for a notification id that cannot exist: a kernel that knows
-    // the ioctl and the flag looks the id up and says ENOENT; one that does
-    // not rejects the command or flag with EINVAL/ENOTTY first.
-    seccomp_notif_addfd addfd{};
-    addfd.id = 0xffffffffffffULL;
-    addfd.flags = SECCOMP_ADDFD_FLAG_SEND;
-    addfd.srcfd = static_cast<uint32_t>(out_fd);
-    if (ioctl(static_cast<int>(fd), SECCOMP_IOCTL_NOTIF_ADDFD, &addfd) != 0 && errno == ENOENT) {
-      report.bits |= kAddFdOk;
-    }
+    if (notifyAddFdSendSupported(static_cast<int>(fd))) report.bits |= kAddFdOk;
     if (ioctl(static_cast<int>(fd), abi::kSeccompIoctlNotifSetFlags,
               abi::kSeccompUserNotifFdSyncWakeUp) == 0) {
       report.bits |= kSyncWakeOk;
@@ -181,6 +173,34 @@ bool testDisabled(std::string_view feature) {
     list.remove_prefix(comma + 1);
   }
   return false;
+}
+
+HostFeatures probeHostForSession() {
+  HostFeatures f;
+  if (testDisabled("seccomp-notify")) {
+    f.notes.push_back(std::string("seccomp-notify: ") + kDisabledByTest);
+  } else {
+    uint32_t action = SECCOMP_RET_USER_NOTIF;
+    f.seccomp_notify = syscall(SYS_seccomp, SECCOMP_GET_ACTION_AVAIL, 0, &action) == 0;
+    if (!f.seccomp_notify) {
+      f.notes.push_back(std::string("seccomp-notify: SECCOMP_RET_USER_NOTIF unavailable: ") +
+                        std::strerror(errno));
+    }
+    // Confirmed on the session's listener (notifyAddFdSendSupported) before
+    // the command's first notified syscall is answered.
+    f.notify_addfd = f.seccomp_notify;
+  }
+  probeLandlock(f);
+  if (testDisabled("cgroup")) {
+    f.notes.push_back(std::string("cgroup: ") + kDisabledByTest);
+  } else if (auto mount = findCgroup2Mount(); !mount) {
+    f.notes.push_back("cgroup: " + mount.error().message());
+  } else {
+    f.cgroup2_mount = *mount;
+    f.cgroup_writable = true;  // proven (or not) by creating the session's cgroup
+  }
+  if (testDisabled("bpf")) f.notes.push_back(std::string("bpf: ") + kDisabledByTest);
+  return f;
 }
 
 HostFeatures probeHost() {

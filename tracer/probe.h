@@ -35,6 +35,15 @@ struct HostFeatures {
 // it from normal context, before starting threads if possible). Takes a few ms.
 HostFeatures probeHost();
 
+// The session's probe: the same questions without the throwaway child and
+// cgroup (~1-3 ms of start-up), because the session's own set-up is the real
+// attempt. User-notify is asked with SECCOMP_GET_ACTION_AVAIL and ADDFD|SEND
+// must then be confirmed on the session's listener with
+// notifyAddFdSendSupported(); cgroup_writable is a promise the session proves
+// by creating its cgroup; cgroup_kill and notify_sync_wakeup stay false
+// (unknown). Use probeHost() where an unproven answer is not good enough.
+HostFeatures probeHostForSession();
+
 // True when `feature` is listed in SUPERVISE_TEST_DISABLE. Not async-signal-safe
 // (getenv); call in the parent.
 bool testDisabled(std::string_view feature);

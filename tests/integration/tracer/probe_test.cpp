@@ -1,4 +1,4 @@
-// probeHost() on this host, and the SUPERVISE_TEST_DISABLE override.
+// probeHost() and probeHostForSession() on this host, and the SUPERVISE_TEST_DISABLE override.
 #include "tracer/probe.h"
 
 #include <algorithm>
@@ -49,6 +49,29 @@ TEST(ProbeTest, DisableSeccompNotifyAndCgroupByEnv) {
   EXPECT_FALSE(f.cgroup_writable);
   EXPECT_TRUE(hasNote(f, "seccomp-notify: unavailable (disabled"));
   EXPECT_TRUE(hasNote(f, "cgroup: unavailable (disabled"));
+}
+
+// The session's cheap probe must give the same answers as the full one for
+// what it claims to know, and honour the same test override.
+TEST(ProbeTest, SessionProbeAgreesWithFullProbe) {
+  HostFeatures full = probeHost();
+  HostFeatures quick = probeHostForSession();
+  EXPECT_EQ(quick.seccomp_notify, full.seccomp_notify) << ::testing::PrintToString(quick.notes);
+  EXPECT_EQ(quick.landlock_abi, full.landlock_abi);
+  EXPECT_EQ(quick.cgroup2_mount, full.cgroup2_mount);
+  if (full.seccomp_notify) {
+    EXPECT_EQ(quick.notify_addfd, full.notify_addfd);
+  }
+
+  setenv("SUPERVISE_TEST_DISABLE", "seccomp-notify,cgroup,landlock", 1);
+  HostFeatures off = probeHostForSession();
+  unsetenv("SUPERVISE_TEST_DISABLE");
+  EXPECT_FALSE(off.seccomp_notify);
+  EXPECT_FALSE(off.notify_addfd);
+  EXPECT_EQ(off.landlock_abi, 0);
+  EXPECT_TRUE(off.cgroup2_mount.empty());
+  EXPECT_FALSE(off.cgroup_writable);
+  EXPECT_TRUE(hasNote(off, "seccomp-notify: unavailable (disabled"));
 }
 
 TEST(ProbeTest, TestDisabledParsesList) {
