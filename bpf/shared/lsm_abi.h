@@ -55,7 +55,6 @@
 #define SV_LSM_HOOK_PATH_SYMLINK 8
 #define SV_LSM_HOOK_PATH_TRUNCATE 9
 #define SV_LSM_HOOK_BPRM_CHECK 10
-#define SV_LSM_HOOK_FILE_TRUNCATE 11
 
 /* Event flags. */
 #define SV_LSM_EVENT_F_AUDIT 0x1     /* deny reported, not enforced (audit mode) */

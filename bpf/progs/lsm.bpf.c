@@ -1,0 +1,197 @@
+// SPDX-License-Identifier: GPL-2.0
+/* lsm.bpf.c: the BPF-LSM backend: every file open, path change and exec of a
+ * session's tasks judged in the kernel against the compiled policy.
+ *
+ * Each hook turns its object into an absolute path (bpf_d_path, plus the new
+ * entry's name for hooks on entries that do not exist yet), walks the
+ * (profile, op) DFA that policy/compile_lsm.cpp built from the same rules
+ * Engine::decide uses, reports the decision with its rule index, and returns
+ * -EACCES on a denial (0 in audit mode). Tasks outside the session cgroups
+ * are never judged. The profile lives in task storage: inherited by
+ * task_alloc, switched by exec.switch rules once an exec has committed.
+ * Hooks the running kernel lacks are left unloaded by the loader.
+ */
+#include "vmlinux.h"
+
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+
+#include "maps/lsm_maps.h"
+#include "lib/lsm_helpers.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+/* Not in vmlinux.h (#defines in linux/fs.h). */
+#define SV_FMODE_WRITE 0x2
+#define SV_FMODE_EXEC 0x20
+#define SV___FMODE_EXEC 0x20 /* the open flag execve's open carries in f_flags */
+
+static __always_inline int sv_lsm_path_op(const struct path *path, __u8 hook, __u8 op)
+{
+	struct sv_lsm_scratch *s;
+
+	if (!sv_lsm_in_session())
+		return 0;
+	s = sv_lsm_scratch();
+	if (!s)
+		return 0;
+	return sv_lsm_judge(s, sv_lsm_load_path(s, path, false), hook, op);
+}
+
+static __always_inline int sv_lsm_child_op(const struct path *dir, struct dentry *dentry, __u8 hook,
+					   bool kfunc)
+{
+	struct sv_lsm_scratch *s;
+
+	if (!sv_lsm_in_session())
+		return 0;
+	s = sv_lsm_scratch();
+	if (!s)
+		return 0;
+	return sv_lsm_judge(s, sv_lsm_load_child(s, dir, dentry, kfunc), hook, SV_LSM_OP_WRITE);
+}
+
+SEC("lsm/file_open")
+int BPF_PROG(file_open, struct file *file)
+{
+	unsigned int mode = BPF_CORE_READ(file, f_mode);
+	unsigned int flags = BPF_CORE_READ(file, f_flags);
+
+	/* The binary of an exec is judged (as an exec) by bprm_check_security. */
+	if ((mode & SV_FMODE_EXEC) || (flags & SV___FMODE_EXEC))
+		return 0;
+	return sv_lsm_path_op(&file->f_path, SV_LSM_HOOK_FILE_OPEN,
+			      (mode & SV_FMODE_WRITE) ? SV_LSM_OP_WRITE : SV_LSM_OP_READ);
+}
+
+/* Also reached by open(O_CREAT) of a new file (may_o_create), before it
+ * exists: judging here means a denied create leaves no empty file behind.
+ * Needs bpf_path_d_path; without it file_open judges the create afterwards. */
+SEC("lsm/path_mknod")
+int BPF_PROG(path_mknod, const struct path *dir, struct dentry *dentry, umode_t mode,
+	     unsigned int dev)
+{
+	return sv_lsm_child_op(dir, dentry, SV_LSM_HOOK_PATH_MKNOD, true);
+}
+
+SEC("lsm/path_unlink")
+int BPF_PROG(path_unlink, const struct path *dir, struct dentry *dentry)
+{
+	return sv_lsm_child_op(dir, dentry, SV_LSM_HOOK_PATH_UNLINK, false);
+}
+
+SEC("lsm/path_mkdir")
+int BPF_PROG(path_mkdir, const struct path *dir, struct dentry *dentry, umode_t mode)
+{
+	return sv_lsm_child_op(dir, dentry, SV_LSM_HOOK_PATH_MKDIR, false);
+}
+
+SEC("lsm/path_rmdir")
+int BPF_PROG(path_rmdir, const struct path *dir, struct dentry *dentry)
+{
+	return sv_lsm_child_op(dir, dentry, SV_LSM_HOOK_PATH_RMDIR, false);
+}
+
+SEC("lsm/path_symlink")
+int BPF_PROG(path_symlink, const struct path *dir, struct dentry *dentry, const char *old_name)
+{
+	return sv_lsm_child_op(dir, dentry, SV_LSM_HOOK_PATH_SYMLINK, false);
+}
+
+/* Both ends are writes: the source disappears, the target appears. */
+SEC("lsm/path_rename")
+int BPF_PROG(path_rename, const struct path *old_dir, struct dentry *old_dentry,
+	     const struct path *new_dir, struct dentry *new_dentry)
+{
+	int ret = sv_lsm_child_op(old_dir, old_dentry, SV_LSM_HOOK_PATH_RENAME, false);
+
+	if (ret)
+		return ret;
+	return sv_lsm_child_op(new_dir, new_dentry, SV_LSM_HOOK_PATH_RENAME, false);
+}
+
+SEC("lsm/path_link")
+int BPF_PROG(path_link, struct dentry *old_dentry, const struct path *new_dir,
+	     struct dentry *new_dentry)
+{
+	return sv_lsm_child_op(new_dir, new_dentry, SV_LSM_HOOK_PATH_LINK, false);
+}
+
+SEC("lsm/path_truncate")
+int BPF_PROG(path_truncate, const struct path *path)
+{
+	return sv_lsm_path_op(path, SV_LSM_HOOK_PATH_TRUNCATE, SV_LSM_OP_WRITE);
+}
+
+/* No file_truncate program: ftruncate and open(O_TRUNC) need a file opened
+ * for writing, which file_open has already judged as a write. */
+
+SEC("lsm/bprm_check_security")
+int BPF_PROG(bprm_check_security, struct linux_binprm *bprm)
+{
+	struct sv_lsm_scratch *s;
+	struct sv_lsm_outcome *sw;
+	struct sv_lsm_task *t;
+	__u32 profile;
+	long len;
+	int ret;
+
+	if (!sv_lsm_in_session())
+		return 0;
+	s = sv_lsm_scratch();
+	if (!s)
+		return 0;
+	len = sv_lsm_load_path(s, &bprm->file->f_path, false);
+	ret = sv_lsm_judge(s, len, SV_LSM_HOOK_BPRM_CHECK, SV_LSM_OP_EXEC);
+	if (ret || len < 0)
+		return ret;
+	/* Profile switches follow the path the caller executed (the first
+	 * round), not a script's interpreter; they take effect at commit. */
+	if (BPF_CORE_READ(bprm, interp) != BPF_CORE_READ(bprm, filename))
+		return 0;
+	profile = sv_lsm_profile();
+	sw = sv_lsm_decide(profile, SV_LSM_OP_SWITCH, len);
+	t = bpf_task_storage_get(&sv_lsm_task_store, bpf_get_current_task_btf(), 0,
+				 BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!t)
+		return 0;
+	t->flags &= ~SV_LSM_TASK_F_PENDING;
+	if (sw && sw->verdict == SV_LSM_SWITCH) {
+		t->pending_profile = sw->value;
+		t->flags |= SV_LSM_TASK_F_PENDING;
+	}
+	return 0;
+}
+
+SEC("lsm/bprm_committed_creds")
+int BPF_PROG(bprm_committed_creds, struct linux_binprm *bprm)
+{
+	struct sv_lsm_task *t;
+
+	if (!sv_lsm_in_session())
+		return 0;
+	t = bpf_task_storage_get(&sv_lsm_task_store, bpf_get_current_task_btf(), 0, 0);
+	if (t && (t->flags & SV_LSM_TASK_F_PENDING)) {
+		t->profile = t->pending_profile;
+		t->flags &= ~SV_LSM_TASK_F_PENDING;
+	}
+	return 0;
+}
+
+/* fork/clone: the child starts in its parent's profile. */
+SEC("lsm/task_alloc")
+int BPF_PROG(task_alloc, struct task_struct *task, unsigned long clone_flags)
+{
+	struct sv_lsm_task *parent, *child;
+
+	if (!sv_lsm_in_session())
+		return 0;
+	parent = bpf_task_storage_get(&sv_lsm_task_store, bpf_get_current_task_btf(), 0, 0);
+	if (!parent || parent->profile == 0)
+		return 0;
+	child = bpf_task_storage_get(&sv_lsm_task_store, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (child)
+		child->profile = parent->profile;
+	return 0;
+}

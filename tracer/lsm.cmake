@@ -1,0 +1,6 @@
+# sv_lsm_filter: the BPF-LSM backend loader (lsm_filter.{h,cpp}) over the
+# sv_lsm skeleton. Included from tracer/CMakeLists.txt; owned with bpf/progs/lsm.bpf.c.
+include_guard(GLOBAL)
+add_library(sv_lsm_filter STATIC ${CMAKE_CURRENT_LIST_DIR}/lsm_filter.cpp)
+target_include_directories(sv_lsm_filter PUBLIC ${CMAKE_SOURCE_DIR})
+target_link_libraries(sv_lsm_filter PUBLIC sv_common sv_policy sv_bpf_sv_lsm PkgConfig::LIBBPF)

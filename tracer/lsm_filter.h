@@ -1,0 +1,109 @@
+// LsmFilter: the BPF-LSM backend of one session (file, path and exec hooks).
+//
+// Loads bpf/progs/lsm.bpf.c through its skeleton, writes the path DFAs that
+// policy::compileLsm() built into its maps, registers the session's cgroup
+// (only tasks in a registered cgroup are judged) and attaches the LSM
+// programs. From then on the kernel decides on its own, with no round trip
+// to user space; every decision (or every denial) arrives as an LsmEvent
+// for the audit trail. Destroying the LsmFilter detaches the programs (the
+// links are owned here, never pinned).
+//
+// Only meaningful where `bpf` is among the active LSMs: programs attach
+// anyway on a kernel booted without it and then enforce nothing, so callers
+// check probeBpfLsm() first (it reads /sys/kernel/security/lsm).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/result.h"
+#include "policy/compile_lsm.h"
+
+namespace sv::tracer {
+
+// One decision of the LSM programs (see bpf/shared/lsm_abi.h).
+struct LsmEvent {
+  uint64_t ktime_ns = 0;
+  uint64_t cgroup_id = 0;
+  uint32_t pid = 0, tgid = 0;  // init pid namespace
+  uint32_t rule_index = 0;     // ruleIdAt()
+  uint32_t profile = 0;        // profileAt()
+  policy::LsmOp op = policy::LsmOp::Read;
+  uint8_t verdict = 0;  // policy::kLsmAllow / kLsmDeny
+  uint8_t hook = 0;     // kLsmHook*
+  uint8_t flags = 0;    // kLsmEventFlag*
+  std::string path;
+};
+
+// Mirrors of the ABI constants, so callers need not include the C header.
+inline constexpr uint8_t kLsmHookFileOpen = 1, kLsmHookPathMknod = 2, kLsmHookPathUnlink = 3,
+                         kLsmHookPathMkdir = 4, kLsmHookPathRmdir = 5, kLsmHookPathRename = 6,
+                         kLsmHookPathLink = 7, kLsmHookPathSymlink = 8,
+                         kLsmHookPathTruncate = 9, kLsmHookBprmCheck = 10;
+inline constexpr uint8_t kLsmEventFlagAudit = 0x1;      // would-deny, not enforced
+inline constexpr uint8_t kLsmEventFlagTruncated = 0x2;  // path too long: denied unjudged
+
+struct LsmFilterOptions {
+  bool deny_events_only = false;  // report only denials
+  bool audit_only = false;        // report would-deny, enforce nothing (plan.audit_mode too)
+};
+
+class LsmFilter {
+ public:
+  // Loads, fills the tables, registers cgroup_id (0: none yet, see
+  // addSession) and attaches. Hooks the kernel's BTF lacks stay unloaded
+  // (hooks() lists what is attached); file_open and bprm_check_security are
+  // required. On failure nothing stays attached; the error carries libbpf's
+  // log tail.
+  static Result<LsmFilter> load(const policy::LsmPlan& plan, uint64_t cgroup_id,
+                                const LsmFilterOptions& options = {});
+
+  LsmFilter(LsmFilter&&) noexcept;
+  LsmFilter& operator=(LsmFilter&&) noexcept;
+  ~LsmFilter();
+
+  // Judges the tasks of one more cgroup (e.g. a session's child cgroup).
+  Status addSession(uint64_t cgroup_id);
+  // Puts a task (by pidfd) into a profile, e.g. the session's first process.
+  Status setTaskProfile(int pidfd, uint32_t profile);
+
+  // The ring buffer's epoll fd: readable when a denial waits (for the libuv
+  // loop). Allow events are batched without a wake-up until 64 KiB wait, so
+  // also call consume() on a timer (e.g. every 100 ms) and at session end.
+  int eventFd() const;
+  // Drains every pending event without blocking; returns how many, or -errno.
+  // An exception thrown by on_event is carried past libbpf's C callback and
+  // rethrown here after the drain stops.
+  int consume(const std::function<void(const LsmEvent&)>& on_event);
+  // The policy rule id behind an event's rule_index ("" when unknown).
+  const std::string& ruleIdAt(uint32_t rule_index) const;
+  // The profile name behind an event's profile ("" = base).
+  const std::string& profileAt(uint32_t profile) const;
+  // The hooks attached on this kernel, e.g. "file_open".
+  const std::vector<std::string>& hooks() const;
+  // Decisions lost because the ring buffer was full; paths too long to judge.
+  uint64_t droppedEvents() const;
+  uint64_t tooLongPaths() const;
+  // libbpf warnings printed while loading (kept out of stderr).
+  const std::string& libbpfLog() const;
+
+ private:
+  struct State;
+  explicit LsmFilter(std::unique_ptr<State> state);
+  std::unique_ptr<State> s_;
+};
+
+// Is the BPF LSM usable here? Reads /sys/kernel/security/lsm (a kernel booted
+// without `bpf` in lsm= attaches LSM programs that silently enforce nothing),
+// then really loads and attaches the programs with no session registered
+// (they judge nothing). false with *detail when either says no; an Error
+// only when the probe itself cannot run.
+Result<bool> probeBpfLsm(std::string* detail = nullptr);
+
+// The id bpf_get_current_cgroup_id() reports for a cgroup2 directory.
+Result<uint64_t> cgroupIdOf(const std::string& cgroup_dir);
+
+}  // namespace sv::tracer
