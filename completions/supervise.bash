@@ -1,0 +1,106 @@
+# bash completion for supervise(1). Installed by `cmake --install` as
+# share/bash-completion/completions/supervise. After `--` the rest of the line
+# is the supervised command, completed like any command line.
+
+_supervise() {
+  local cur prev words cword
+  _init_completion -s 2>/dev/null || {
+    cur=${COMP_WORDS[COMP_CWORD]}
+    prev=${COMP_WORDS[COMP_CWORD - 1]}
+    words=("${COMP_WORDS[@]}")
+    cword=$COMP_CWORD
+  }
+
+  local i sub="" subsub=""
+  for ((i = 1; i < cword; i++)); do
+    case ${words[i]} in
+      --)
+        # Everything after -- is the command: complete it as its own line.
+        if declare -F _command_offset >/dev/null; then
+          _command_offset $((i + 1))
+        else
+          COMPREPLY=($(compgen -c -- "$cur"))
+        fi
+        return
+        ;;
+      -p | --policy | --preset | -o | --set | --workspace | --audit-file | --audit-fd | --output | --as-exe | --profile)
+        ((i++))
+        ;;
+      -*) ;;
+      *)
+        if [[ -z $sub ]]; then
+          sub=${words[i]}
+        elif [[ $sub == policy && -z $subsub ]]; then
+          subsub=${words[i]}
+        fi
+        ;;
+    esac
+  done
+
+  case $prev in
+    --preset)
+      COMPREPLY=($(compgen -W "code-sandbox audit-only strict none" -- "$cur"))
+      return
+      ;;
+    -p | --policy | --audit-file | --output | --workspace | --as-exe)
+      [[ $prev == --workspace ]] && COMPREPLY=($(compgen -d -- "$cur")) ||
+        COMPREPLY=($(compgen -f -- "$cur"))
+      return
+      ;;
+    -o | --set)
+      [[ $sub == policy ]] && { COMPREPLY=($(compgen -f -- "$cur")); return; }
+      COMPREPLY=($(compgen -W "mode=enforce mode=audit network.mode=none network.mode=localhost
+        network.mode=allowlist network.mode=all filesystem.writableRoots+= filesystem.readableRoots+=
+        filesystem.denyWrite+= filesystem.denyRead+= exec.allow+= exec.deny+= network.allow+=" -- "$cur"))
+      [[ ${COMPREPLY[0]} == *= ]] && compopt -o nospace 2>/dev/null
+      return
+      ;;
+    --audit-fd | --profile) return ;;
+  esac
+
+  local policy_opts="--policy --preset -o --set --workspace"
+  case $sub in
+    "")
+      if [[ $cur == -* ]]; then
+        COMPREPLY=($(compgen -W "$policy_opts --audit-file --audit-fd --audit-stdout --quiet
+          --help --version --" -- "$cur"))
+      else
+        COMPREPLY=($(compgen -W "doctor status check validate explain policy" -- "$cur"))
+      fi
+      ;;
+    doctor | status) COMPREPLY=($(compgen -W "--json $policy_opts --help" -- "$cur")) ;;
+    check) COMPREPLY=($(compgen -W "--policy --help" -- "$cur")) ;;
+    validate)
+      if [[ $cur == -* ]]; then
+        COMPREPLY=($(compgen -W "--preset --workspace --json --help" -- "$cur"))
+      else
+        COMPREPLY=($(compgen -f -X '!*.json' -- "$cur") $(compgen -d -- "$cur"))
+      fi
+      ;;
+    explain)
+      if [[ $cur == -* ]]; then
+        COMPREPLY=($(compgen -W "--json --audit-file --as-exe --profile $policy_opts --help" -- "$cur"))
+      else
+        case $prev in
+          read | write | exec) COMPREPLY=($(compgen -f -- "$cur")) ;;
+          connect) ;;
+          *) COMPREPLY=($(compgen -W "read write exec connect -" -- "$cur")) ;;
+        esac
+      fi
+      ;;
+    policy)
+      case $subsub in
+        "") COMPREPLY=($(compgen -W "init learn --help" -- "$cur")) ;;
+        init) COMPREPLY=($(compgen -W "--preset --output -o --force --help" -- "$cur")) ;;
+        learn)
+          if [[ $cur == -* ]]; then
+            COMPREPLY=($(compgen -W "--policy --preset --workspace --output -o --force --help" -- "$cur"))
+          else
+            COMPREPLY=($(compgen -f -- "$cur"))
+          fi
+          ;;
+      esac
+      ;;
+  esac
+}
+complete -F _supervise supervise
