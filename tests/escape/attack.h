@@ -1,0 +1,44 @@
+/* Shared reporting for the escape-suite attack programs.
+ *
+ * Every attack step either must fail (the sandbox stopped it) or is setup
+ * that must succeed. A step that should have failed but succeeded prints
+ * "ESCAPED <what>" and makes the program exit 66, so the gtest driver can
+ * tell "blocked" (0), "escaped" (66) and "broken setup" (2) apart, and the
+ * printed errno lets it assert which layer answered (EPERM from the seccomp
+ * filter or a missing capability, EACCES from the supervisor's engine or
+ * Landlock, ENOSYS for clone3).
+ */
+#pragma once
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { kBlocked = 0, kSetupFailed = 2, kEscaped = 66 };
+
+static int g_escaped;
+
+/* rc < 0 with errno set is a blocked attempt; anything else escaped. */
+static inline void mustFail(const char* what, long rc) {
+  if (rc < 0) {
+    printf("blocked %s errno=%d (%s)\n", what, errno, strerror(errno));
+  } else {
+    printf("ESCAPED %s rc=%ld\n", what, rc);
+    g_escaped = 1;
+  }
+  fflush(stdout);
+}
+
+static inline void setupOk(const char* what, long rc) {
+  if (rc < 0) {
+    printf("SETUP FAILED %s errno=%d (%s)\n", what, errno, strerror(errno));
+    fflush(stdout);
+    exit(kSetupFailed);
+  }
+}
+
+static inline int finish(void) {
+  fflush(stdout);
+  return g_escaped ? kEscaped : kBlocked;
+}

@@ -1,0 +1,105 @@
+/* Runs a binary the policy forbids to execute, by every route we know.
+ *
+ *   escape_exec DENIED_BINARY
+ *
+ * DENIED_BINARY is a copy of echo the policy must not let run (in /dev/shm
+ * under the presets, or matched by an exec.deny glob). Each route runs in
+ * a forked child and passes "RAN-DENIED" as an argument: if the exec went
+ * through, echo prints it and the child exits 0. Routes: the path itself, a
+ * symlink to it, a #! script naming it as interpreter, /proc/self/fd/N of
+ * an fd on it, execveat(dirfd, name), and a memfd copy run with
+ * execveat(AT_EMPTY_PATH) (fexecve).
+ * Exit 0: every route failed; 66: one ran; 2: setup failed.
+ */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <libgen.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "attack.h"
+
+static char* const kArgv[] = {"denied", "RAN-DENIED", NULL};
+extern char** environ;
+
+enum Route { kPath, kSymlink, kScript, kProcFd, kExecveatDirfd, kMemfd };
+
+static void execRoute(enum Route route, const char* bin) {
+  char buf[4096];
+  switch (route) {
+    case kPath:
+      execve(bin, kArgv, environ);
+      break;
+    case kSymlink:
+      unlink("innocent");
+      if (symlink(bin, "innocent") == 0) execve("./innocent", kArgv, environ);
+      break;
+    case kScript: {
+      int fd = open("script.sh", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0755);
+      if (fd < 0) break;
+      int n = snprintf(buf, sizeof buf, "#!%s\n", bin);
+      (void)!write(fd, buf, (size_t)n);
+      close(fd);
+      execve("./script.sh", kArgv, environ);
+      break;
+    }
+    case kProcFd: {
+      int fd = open(bin, O_RDONLY);
+      if (fd < 0) break;
+      snprintf(buf, sizeof buf, "/proc/self/fd/%d", fd);
+      execve(buf, kArgv, environ);
+      break;
+    }
+    case kExecveatDirfd: {
+      char copy[4096];
+      snprintf(copy, sizeof copy, "%s", bin);
+      int dir = open(dirname(copy), O_PATH | O_DIRECTORY);
+      snprintf(copy, sizeof copy, "%s", bin);
+      if (dir >= 0) syscall(SYS_execveat, dir, basename(copy), kArgv, environ, 0);
+      break;
+    }
+    case kMemfd: {
+      int in = open(bin, O_RDONLY | O_CLOEXEC);
+      int mem = (int)syscall(SYS_memfd_create, "innocent", 0);
+      if (in < 0 || mem < 0) break;
+      ssize_t n;
+      while ((n = read(in, buf, sizeof buf)) > 0) (void)!write(mem, buf, (size_t)n);
+      syscall(SYS_execveat, mem, "", kArgv, environ, AT_EMPTY_PATH);
+      break;
+    }
+  }
+  printf("exec failed errno=%d (%s)\n", errno, strerror(errno));
+  fflush(stdout);
+  _exit(errno == 0 ? 1 : 100 + (errno & 0x1f));
+}
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    fprintf(stderr, "usage: escape_exec DENIED_BINARY\n");
+    return kSetupFailed;
+  }
+  static const struct {
+    enum Route route;
+    const char* name;
+  } kRoutes[] = {{kPath, "execve(path)"},           {kSymlink, "execve(symlink to it)"},
+                 {kScript, "#! script naming it"},  {kProcFd, "execve(/proc/self/fd/N)"},
+                 {kExecveatDirfd, "execveat(dirfd, name)"}, {kMemfd, "memfd copy + execveat(AT_EMPTY_PATH)"}};
+  for (size_t i = 0; i < sizeof kRoutes / sizeof *kRoutes; i++) {
+    fflush(stdout);
+    pid_t pid = fork();
+    setupOk("fork", pid);
+    if (pid == 0) execRoute(kRoutes[i].route, argv[1]);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+      printf("ESCAPED %s\n", kRoutes[i].name);
+      g_escaped = 1;
+    } else {
+      printf("blocked %s status=0x%x\n", kRoutes[i].name, status);
+    }
+  }
+  return finish();
+}

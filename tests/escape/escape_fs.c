@@ -1,0 +1,231 @@
+/* Filesystem escape attempts against a protected file (.env in the cwd).
+ *
+ *   escape_fs CASE [ARG]
+ *
+ * Run with the workspace as cwd, holding a protected ".env". Each case tries
+ * to change .env (content, name, link count or metadata) by a route other
+ * than a plain open for write; see docs/escape.md for what stops each one.
+ * Exit 0: every attempt failed; 66: one succeeded; 2: setup failed.
+ */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include "attack.h"
+
+static void writeThrough(const char* what, const char* path) {
+  int fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
+  mustFail(what, fd);
+  if (fd >= 0) {
+    (void)!write(fd, "PWNED\n", 6);
+    close(fd);
+  }
+}
+
+static void hardlink(void) {
+  mustFail("link(.env, alias)", link(".env", "alias"));
+  mustFail("linkat(.env, alias2)", linkat(AT_FDCWD, ".env", AT_FDCWD, "alias2", 0));
+  /* linkat(fd, "", AT_EMPTY_PATH) of a read-only fd: a name for the inode. */
+  int ro = open(".env", O_RDONLY | O_CLOEXEC);
+  setupOk("open .env read-only", ro);
+  mustFail("linkat(ro fd, AT_EMPTY_PATH)", linkat(ro, "", AT_FDCWD, "alias3", AT_EMPTY_PATH));
+  char proc[64];
+  snprintf(proc, sizeof proc, "/proc/self/fd/%d", ro);
+  mustFail("linkat(/proc/self/fd/N, AT_SYMLINK_FOLLOW)",
+           linkat(AT_FDCWD, proc, AT_FDCWD, "alias4", AT_SYMLINK_FOLLOW));
+  writeThrough("write through alias", "alias");
+}
+
+static void renameOnto(void) {
+  int fd = open("evil", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  setupOk("create evil", fd);
+  (void)!write(fd, "PWNED\n", 6);
+  close(fd);
+  mustFail("rename(evil, .env)", rename("evil", ".env"));
+  mustFail("renameat2(evil, .env, RENAME_EXCHANGE)",
+           syscall(SYS_renameat2, AT_FDCWD, "evil", AT_FDCWD, ".env", RENAME_EXCHANGE));
+  mustFail("rename(.env, moved)", rename(".env", "moved"));
+  setupOk("mkdir d", mkdir("d", 0755));
+  mustFail("rename(evil, d/../.env)", rename("evil", "d/../.env"));
+  mustFail("unlink(.env)", unlink(".env"));
+  mustFail("symlink over .env (rename a symlink onto it)",
+           symlink("evil", "lnk") == 0 ? rename("lnk", ".env") : -1);
+}
+
+static void opathReopen(void) {
+  int fd = open(".env", O_PATH | O_CLOEXEC);
+  setupOk("open .env O_PATH", fd);
+  char proc[64];
+  snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
+  writeThrough("reopen O_PATH fd for write", proc);
+  snprintf(proc, sizeof proc, "/proc/thread-self/fd/%d", fd);
+  writeThrough("reopen via /proc/thread-self/fd", proc);
+  snprintf(proc, sizeof proc, "/proc/%d/fd/%d", getpid(), fd);
+  writeThrough("reopen via /proc/PID/fd", proc);
+  mustFail("openat(O_PATH fd, \"\", O_WRONLY) [EMPTY_PATH open]",
+           openat(fd, "", O_WRONLY | O_CLOEXEC));
+}
+
+/* A sibling's cwd/root magic links lead to the same .env. */
+static void procRoot(void) {
+  char cwd[4096], path[8192];
+  if (!getcwd(cwd, sizeof cwd)) setupOk("getcwd", -1);
+  snprintf(path, sizeof path, "/proc/self/root%s/.env", cwd);
+  writeThrough("/proc/self/root/<ws>/.env", path);
+  writeThrough("/proc/self/cwd/.env", "/proc/self/cwd/.env");
+  pid_t sib = fork();
+  setupOk("fork sibling", sib);
+  if (sib == 0) {
+    pause();
+    _exit(0);
+  }
+  snprintf(path, sizeof path, "/proc/%d/cwd/.env", sib);
+  writeThrough("/proc/SIBLING/cwd/.env", path);
+  snprintf(path, sizeof path, "/proc/%d/root%s/.env", sib, cwd);
+  writeThrough("/proc/SIBLING/root/<ws>/.env", path);
+  snprintf(path, sizeof path, "/proc/%d/cwd/.env", getppid());
+  writeThrough("/proc/SUPERVISOR/cwd/.env", path);
+  kill(sib, SIGKILL);
+  waitpid(sib, NULL, 0);
+}
+
+static void dotdot(void) {
+  if (access("sub", F_OK) != 0) setupOk("mkdir sub", mkdir("sub", 0755));
+  writeThrough("sub/../.env", "sub/../.env");
+  writeThrough(".//.env", ".//.env");
+  writeThrough("./sub/..//./.env", "./sub/..//./.env");
+  writeThrough("sub/../sub/../.env", "sub/../sub/../.env");
+  int dir = open("sub", O_PATH | O_DIRECTORY | O_CLOEXEC);
+  setupOk("open sub", dir);
+  mustFail("openat(sub, ../.env)", openat(dir, "../.env", O_WRONLY | O_CLOEXEC));
+}
+
+/* cwd deeper than PATH_MAX: the supervisor's view of the cwd can't be a
+ * string; a relative ../../.env must still be recognised (or refused). The
+ * test makes the chain beforehand (an emulated mkdir that deep fails with
+ * ENAMETOOLONG under supervise); chdir is not mediated. */
+static void longPath(void) {
+  char name[201];
+  memset(name, 'd', 200);
+  name[200] = '\0';
+  const int depth = 30; /* 30 * 201 > PATH_MAX */
+  for (int i = 0; i < depth; i++) {
+    (void)mkdir(name, 0755); /* standalone runs; the chdir below is what counts */
+    setupOk("chdir deep", chdir(name));
+  }
+  char up[3 * 30 + 8] = "";
+  for (int i = 0; i < depth; i++) strcat(up, "../");
+  strcat(up, ".env");
+  writeThrough("../ x30 + .env from a cwd deeper than PATH_MAX", up);
+  int fd = open("leaf.txt", O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+  printf("create in deep cwd: %s\n", fd >= 0 ? "ok" : strerror(errno));
+}
+
+static void nonUtf8(void) {
+  writeThrough("create .env.<0xff 0xfe>", ".env.\xff\xfe");
+  int fd = open(".env.\xff\xfe", O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+  mustFail("O_CREAT .env.<0xff 0xfe>", fd);
+  fd = open("ok-\xff\xfe.txt", O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+  setupOk("create ok-<0xff 0xfe>.txt (allowed)", fd);
+}
+
+static long openat2(const char* path, uint64_t flags, uint64_t mode, uint64_t resolve,
+                    size_t extra) {
+  struct {
+    struct open_how how;
+    uint64_t tail[2];
+  } buf;
+  memset(&buf, 0, sizeof buf);
+  buf.how.flags = flags;
+  buf.how.mode = mode;
+  buf.how.resolve = resolve;
+  if (extra) buf.tail[0] = 1; /* non-zero bytes past the known struct */
+  return syscall(SYS_openat2, AT_FDCWD, path, &buf, sizeof buf.how + extra);
+}
+
+static void oddOpenat2(void) {
+  mustFail("openat2 O_WRONLY", openat2(".env", O_WRONLY, 0, 0, 0));
+  mustFail("openat2 RESOLVE_IN_ROOT", openat2(".env", O_WRONLY, 0, RESOLVE_IN_ROOT, 0));
+  mustFail("openat2 RESOLVE_BENEATH", openat2(".env", O_RDWR, 0, RESOLVE_BENEATH, 0));
+  mustFail("openat2 RESOLVE_NO_XDEV", openat2(".env", O_WRONLY, 0, RESOLVE_NO_XDEV, 0));
+  mustFail("openat2 RESOLVE_CACHED", openat2(".env", O_WRONLY, 0, RESOLVE_CACHED, 0));
+  mustFail("openat2 larger how, non-zero tail", openat2(".env", O_WRONLY, 0, 0, 8));
+  mustFail("openat2 unknown resolve bits", openat2(".env", O_WRONLY, 0, 1ULL << 40, 0));
+  mustFail("openat2 flags in the upper 32 bits", openat2(".env", O_WRONLY | (1ULL << 40), 0, 0, 0));
+  mustFail("openat2 O_TRUNC|O_RDONLY", openat2(".env", O_RDONLY | O_TRUNC, 0, 0, 0));
+  mustFail("openat2 mode without O_CREAT", openat2(".env", O_WRONLY, 0777, 0, 0));
+}
+
+/* Metadata through an fd the process legitimately holds read-only. */
+static void fdMetadata(void) {
+  int fd = open(".env", O_RDONLY | O_CLOEXEC);
+  setupOk("open .env read-only", fd);
+  mustFail("fchmod(ro fd, 0666)", fchmod(fd, 0666));
+  mustFail("fchown(ro fd, 0, 1)", fchown(fd, 0, 1));
+  mustFail("fsetxattr(ro fd, user.pwn)", fsetxattr(fd, "user.pwn", "1", 1, 0));
+  struct timespec ts[2] = {{1, 0}, {1, 0}};
+  mustFail("futimens(ro fd)", futimens(fd, ts));
+  mustFail("ftruncate(ro fd)", ftruncate(fd, 0));
+}
+
+/* vfork: the child runs on the parent's memory and stack until it execs. */
+static void viaVfork(void) {
+  volatile int child_fd = -2, child_errno = 0;
+  pid_t pid = vfork();
+  if (pid == 0) {
+    child_fd = open(".env", O_WRONLY | O_TRUNC | O_CLOEXEC);
+    child_errno = errno;
+    _exit(0);
+  }
+  setupOk("vfork", pid);
+  waitpid(pid, NULL, 0);
+  errno = child_errno;
+  mustFail("open(.env, O_TRUNC) in a vfork child", child_fd);
+}
+
+/* Another process's fd table through /proc/PID/fd/N: ARG is the pid of a
+ * process outside the session holding a pipe as fd 0. */
+static void foreignFd(const char* pid) {
+  char path[64];
+  snprintf(path, sizeof path, "/proc/%s/fd/0", pid);
+  int fd = open(path, O_WRONLY | O_CLOEXEC);
+  mustFail("open(/proc/OUTSIDE/fd/0, O_WRONLY)", fd);
+  if (fd >= 0) (void)!write(fd, "PWNED\n", 6);
+  snprintf(path, sizeof path, "/proc/%s/fd/1", pid);
+  fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
+  mustFail("open(/proc/OUTSIDE/fd/1, O_WRONLY)", fd);
+  if (fd >= 0) (void)!write(fd, "PWNED\n", 6);
+}
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    fprintf(stderr, "usage: escape_fs CASE [ARG]\n");
+    return kSetupFailed;
+  }
+  const char* c = argv[1];
+  if (!strcmp(c, "hardlink")) hardlink();
+  else if (!strcmp(c, "rename-onto")) renameOnto();
+  else if (!strcmp(c, "opath-reopen")) opathReopen();
+  else if (!strcmp(c, "proc-root")) procRoot();
+  else if (!strcmp(c, "dotdot")) dotdot();
+  else if (!strcmp(c, "long-path")) longPath();
+  else if (!strcmp(c, "non-utf8")) nonUtf8();
+  else if (!strcmp(c, "openat2")) oddOpenat2();
+  else if (!strcmp(c, "fd-metadata")) fdMetadata();
+  else if (!strcmp(c, "vfork")) viaVfork();
+  else if (!strcmp(c, "foreign-fd") && argc > 2) foreignFd(argv[2]);
+  else {
+    fprintf(stderr, "escape_fs: unknown case %s\n", c);
+    return kSetupFailed;
+  }
+  return finish();
+}

@@ -1,0 +1,632 @@
+// The escape suite: attack programs (tests/escape/escape_*.c) run under the
+// real `supervise` binary with the code-sandbox and strict presets.
+//
+// Each test asserts three things: the attack program reports every attempt
+// blocked (exit 0; 66 means one got through and names it on stdout), the
+// protected thing is unchanged (.env's bytes, mode, owner, link count, mtime
+// and xattrs; an outside process still alive; no packet at the test host),
+// and the attempt is in the audit file when it reached user space. Attempts
+// answered in the kernel (seccomp ERRNO/KILL, Landlock, missing capability)
+// leave no audit line by design; docs/escape.md says which is which.
+//
+// Network cases run the command inside a network namespace the test creates,
+// joined by a veth pair to a second namespace that plays the outside host
+// (198.51.100.1); nothing here can reach a real address.
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <linux/landlock.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+extern char** environ;
+
+namespace sv::escape {
+namespace {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+constexpr const char* kSupervise = SV_SUPERVISE_BIN;
+constexpr const char* kProgs = SV_ESCAPE_PROGS_DIR;
+constexpr int kBlocked = 0, kEscaped = 66;  // attack.h
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::string prog(const std::string& name) { return std::string(kProgs) + "/" + name; }
+
+// The host features the suite needs; "" when all are there.
+std::string missingFeature() {
+  if (::geteuid() != 0) return "needs root: euid " + std::to_string(::geteuid());
+  long abi = ::syscall(SYS_landlock_create_ruleset, nullptr, 0, LANDLOCK_CREATE_RULESET_VERSION);
+  if (abi < 6) return "needs Landlock ABI >= 6 (scoping): got " + std::to_string(abi);
+  if (slurp("/proc/self/mountinfo").find(" - cgroup2 ") == std::string::npos)
+    return "needs cgroup v2: no cgroup2 line in /proc/self/mountinfo";
+  if (slurp("/proc/sys/kernel/seccomp/actions_avail").find("user_notif") == std::string::npos)
+    return "needs seccomp user-notify: not in actions_avail";
+  if (::access(kSupervise, X_OK) != 0) return std::string("needs ") + kSupervise;
+  return "";
+}
+
+// Everything about .env an attack could change.
+std::string fileState(const std::string& path) {
+  struct stat st;
+  if (::lstat(path.c_str(), &st) != 0) return "absent";
+  char xattrs[1024];
+  ssize_t n = ::llistxattr(path.c_str(), xattrs, sizeof xattrs);
+  std::ostringstream s;
+  s << "content=" << json(slurp(path)).dump() << " mode=" << std::oct << st.st_mode << std::dec
+    << " owner=" << st.st_uid << ":" << st.st_gid << " nlink=" << st.st_nlink
+    << " ino=" << st.st_ino << " mtime=" << st.st_mtim.tv_sec << "." << st.st_mtim.tv_nsec
+    << " xattrs=" << json(std::string(xattrs, n > 0 ? size_t(n) : 0)).dump();
+  return s.str();
+}
+
+struct Outcome {
+  int status = -1;  // exit code, or 128 + signal
+  std::string out, err;
+  std::vector<json> audit;
+  std::string describe() const {
+    std::string s = "status=" + std::to_string(status) + "\n--- stdout ---\n" + out +
+                    "--- stderr ---\n" + err + "--- audit (non-allow) ---\n";
+    for (const auto& e : audit)
+      if (e.value("decision", "") != "allow") s += e.dump() + "\n";
+    return s;
+  }
+  // Deny events of `category` whose rule id (if given) and target match.
+  int denials(const std::string& category, const std::string& rule = "",
+              const std::string& path_part = "") const {
+    int n = 0;
+    for (const auto& e : audit) {
+      if (e.value("decision", "") != "deny" || e.value("category", "") != category) continue;
+      if (!rule.empty() && e.value("/rule/id"_json_pointer, std::string()) != rule) continue;
+      if (!path_part.empty() &&
+          e.value("/file/path"_json_pointer, std::string()).find(path_part) == std::string::npos &&
+          e.value("/exec/path"_json_pointer, std::string()).find(path_part) == std::string::npos)
+        continue;
+      ++n;
+    }
+    return n;
+  }
+};
+
+// Starts argv with stdout/stderr in files (a pipe could be held open by a
+// straggler), optionally inside a network namespace, and waits at most 60 s.
+Outcome runCommand(const std::vector<std::string>& argv, const std::string& cwd,
+                   const std::string& out_base, const std::string& netns = "") {
+  std::vector<char*> cargv;
+  for (const auto& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
+  cargv.push_back(nullptr);
+  const std::string out_path = out_base + ".out", err_path = out_base + ".err";
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    if (!netns.empty()) {
+      int fd = ::open(netns.c_str(), O_RDONLY | O_CLOEXEC);
+      if (fd < 0 || ::setns(fd, CLONE_NEWNET) != 0) ::_exit(121);
+    }
+    int in = ::open("/dev/null", O_RDONLY);
+    int out = ::open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    int err = ::open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (in < 0 || out < 0 || err < 0 || ::chdir(cwd.c_str()) != 0) ::_exit(122);
+    ::dup2(in, 0);
+    ::dup2(out, 1);
+    ::dup2(err, 2);
+    ::close_range(3, ~0U, 0);
+    ::execve(cargv[0], cargv.data(), environ);
+    ::_exit(127);
+  }
+  Outcome o;
+  int status = 0;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (::waitpid(pid, &status, WNOHANG) == 0) {
+    if (std::chrono::steady_clock::now() > deadline) {
+      ::kill(pid, SIGKILL);
+      ::waitpid(pid, &status, 0);
+      o.err = "(timed out)\n";
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  o.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  o.out = slurp(out_path);
+  o.err += slurp(err_path);
+  return o;
+}
+
+// A process outside the session (same uid as the command) that the tests
+// check is left alone: `cat` copying its stdin pipe into a file.
+class Bystander {
+ public:
+  explicit Bystander(const std::string& sink) {
+    int p[2];
+    if (::pipe2(p, O_CLOEXEC) != 0) return;
+    pid_ = ::fork();
+    if (pid_ == 0) {
+      int out = ::open(sink.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      ::dup2(p[0], 0);
+      ::dup2(out, 1);
+      ::execl("/bin/cat", "cat", nullptr);
+      ::_exit(127);
+    }
+    ::close(p[0]);
+    write_end_ = p[1];
+  }
+  ~Bystander() {
+    if (write_end_ >= 0) ::close(write_end_);
+    if (pid_ > 0) {
+      ::kill(pid_, SIGKILL);
+      ::waitpid(pid_, nullptr, 0);
+    }
+  }
+  pid_t pid() const { return pid_; }
+  bool alive() const { return pid_ > 0 && ::waitpid(pid_, nullptr, WNOHANG) == 0; }
+
+ private:
+  pid_t pid_ = -1;
+  int write_end_ = -1;
+};
+
+class EscapeTest : public testing::Test {
+ protected:
+  void SetUp() override {
+    std::string missing = missingFeature();
+    if (!missing.empty()) GTEST_SKIP() << missing;
+    char tmpl[] = "/tmp/sv-escape-XXXXXX";
+    ASSERT_NE(::mkdtemp(tmpl), nullptr);
+    root_ = tmpl;
+    ws_ = root_ + "/ws";
+    ASSERT_EQ(::mkdir(ws_.c_str(), 0755), 0);
+    std::ofstream(ws_ + "/.env") << "SECRET=hunter2\n";
+    ASSERT_EQ(::chmod((ws_ + "/.env").c_str(), 0600), 0);
+    const timespec old[2] = {{1000000000, 0}, {1000000000, 0}};
+    ASSERT_EQ(::utimensat(AT_FDCWD, (ws_ + "/.env").c_str(), old, 0), 0);
+    ASSERT_EQ(::mkdir((ws_ + "/sub").c_str(), 0755), 0);  // strict can't make it
+    env_before_ = fileState(ws_ + "/.env");
+  }
+  void TearDown() override {
+    // rm, not fs::remove_all: long-path leaves a tree deeper than PATH_MAX.
+    if (root_.empty()) return;
+    pid_t pid = ::fork();
+    if (pid == 0) {
+      ::execl("/bin/rm", "rm", "-rf", "--one-file-system", root_.c_str(), nullptr);
+      ::_exit(127);
+    }
+    ::waitpid(pid, nullptr, 0);
+  }
+
+  // supervise [sv_args] --audit-file F -- cmd, in the workspace.
+  Outcome supervise(const std::vector<std::string>& sv_args, const std::vector<std::string>& cmd,
+                    const std::string& netns = "") {
+    const std::string base = root_ + "/run" + std::to_string(++runs_);
+    std::vector<std::string> argv{kSupervise, "--audit-file", base + ".audit"};
+    argv.insert(argv.end(), sv_args.begin(), sv_args.end());
+    argv.push_back("--");
+    argv.insert(argv.end(), cmd.begin(), cmd.end());
+    Outcome o = runCommand(argv, ws_, base, netns);
+    std::ifstream audit(base + ".audit");
+    for (std::string line; std::getline(audit, line);) {
+      json e = json::parse(line, nullptr, false);
+      EXPECT_FALSE(e.is_discarded()) << "audit line is not JSON: " << line;
+      if (!e.is_discarded()) o.audit.push_back(std::move(e));
+    }
+    return o;
+  }
+
+  // True when every "ESCAPED" line of the attack names one of `known`: the
+  // test then skips as a known escape (docs/escape.md), and any other
+  // escape still fails it.
+  static bool onlyKnownEscapes(const Outcome& o, std::initializer_list<const char*> known) {
+    if (o.status != kEscaped) return false;
+    std::istringstream lines(o.out);
+    for (std::string line; std::getline(lines, line);) {
+      if (!line.starts_with("ESCAPED")) continue;
+      bool listed = false;
+      for (const char* k : known) listed = listed || line.find(k) != std::string::npos;
+      if (!listed) return false;
+    }
+    return true;
+  }
+
+  void expectEnvUnchanged() {
+    EXPECT_EQ(fileState(ws_ + "/.env"), env_before_) << ".env was changed";
+  }
+
+  std::string root_, ws_, env_before_;
+  int runs_ = 0;
+};
+
+// ---------------------------------------------------------------------------
+// Filesystem: routes to a protected file other than a plain open for write.
+
+struct FsCase {
+  const char* name;    // escape_fs CASE
+  const char* preset;  // code-sandbox or strict
+  // The audit must hold at least one deny of a path containing this (null:
+  // every attempt is answered in the kernel, so no audit line is expected).
+  const char* audited_path;
+};
+
+void PrintTo(const FsCase& c, std::ostream* os) { *os << c.preset << " " << c.name; }
+
+class FsEscape : public EscapeTest, public testing::WithParamInterface<FsCase> {};
+
+// The chain of 30 directories of 200 bytes that long-path descends (built
+// unsupervised: its absolute path is longer than PATH_MAX).
+void makeDeepChain(const std::string& top) {
+  const std::string name(200, 'd');
+  int dir = ::open(top.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+  for (int i = 0; i < 30 && dir >= 0; ++i) {
+    ::mkdirat(dir, name.c_str(), 0755);
+    int next = ::openat(dir, name.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+    ::close(dir);
+    dir = next;
+  }
+  ASSERT_GE(dir, 0) << "deep chain: " << std::strerror(errno);
+  ::close(dir);
+}
+
+TEST_P(FsEscape, ProtectedFileUnchanged) {
+  const FsCase& c = GetParam();
+  if (std::string(c.name) == "long-path") makeDeepChain(ws_);
+  Outcome o = supervise({"--preset", c.preset}, {prog("escape_fs"), c.name});
+  EXPECT_EQ(slurp(ws_ + "/.env"), "SECRET=hunter2\n") << "the content changed";
+  if (onlyKnownEscapes(o, {"fchmod(ro fd", "fsetxattr(ro fd", "futimens(ro fd"}))
+    GTEST_SKIP() << "known escape: fchmod/fsetxattr/futimens on a read-only fd change a "
+                    "protected file's mode, xattrs and times (not mediated)\n"
+                 << o.out;
+  EXPECT_EQ(o.status, kBlocked) << o.describe();
+  expectEnvUnchanged();
+  if (c.audited_path) {
+    EXPECT_GE(o.denials("file", "", c.audited_path), 1) << o.describe();
+  }
+}
+
+// name, preset, audited path
+const FsCase kFsCases[] = {
+    {"hardlink", "code-sandbox", "/.env"},
+    {"rename-onto", "code-sandbox", "/.env"},
+    {"opath-reopen", "code-sandbox", "/.env"},
+    {"proc-root", "code-sandbox", "/.env"},
+    {"dotdot", "code-sandbox", "/.env"},
+    {"long-path", "code-sandbox", "/.env"},
+    {"non-utf8", "code-sandbox", "/.env."},
+    {"openat2", "code-sandbox", "/.env"},
+    {"vfork", "code-sandbox", "/.env"},
+    {"fd-metadata", "code-sandbox", nullptr},
+    {"hardlink", "strict", "/.env"},
+    {"opath-reopen", "strict", "/.env"},
+    {"proc-root", "strict", "/.env"},
+    {"dotdot", "strict", "/.env"},
+    {"openat2", "strict", "/.env"},
+    {"vfork", "strict", "/.env"},
+    {"fd-metadata", "strict", nullptr},
+};
+
+INSTANTIATE_TEST_SUITE_P(Escape, FsEscape, testing::ValuesIn(kFsCases),
+                         [](const testing::TestParamInfo<FsCase>& info) {
+                           std::string n = std::string(info.param.preset) + "_" + info.param.name;
+                           for (char& ch : n)
+                             if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+                           return n;
+                         });
+
+// Non-UTF-8 names reach the audit intact: the exact bytes in path_b64.
+TEST_F(EscapeTest, NonUtf8NameIsAuditedWithExactBytes) {
+  Outcome o = supervise({}, {prog("escape_fs"), "non-utf8"});
+  EXPECT_EQ(o.status, kBlocked) << o.describe();
+  bool found = false;
+  for (const auto& e : o.audit)
+    if (e.value("decision", "") == "deny" && e.contains("file") && e["file"].contains("path_b64"))
+      found = true;
+  EXPECT_TRUE(found) << "no deny event with file.path_b64\n" << o.describe();
+  EXPECT_TRUE(fs::exists(ws_ + "/ok-\xff\xfe.txt")) << "the allowed non-UTF-8 create failed";
+  EXPECT_FALSE(fs::exists(ws_ + "/.env.\xff\xfe"));
+}
+
+// /proc/PID/fd/N of a process outside the session: the command may not
+// reopen another process's pipe (the supervisor, which opens on its behalf,
+// could). The bystander's output must not receive anything.
+TEST_F(EscapeTest, ForeignProcessFdReopenForWrite) {
+  const std::string sink = root_ + "/bystander.out";
+  Bystander cat(sink);
+  ASSERT_TRUE(cat.alive());
+  Outcome o = supervise({}, {prog("escape_fs"), "foreign-fd", std::to_string(cat.pid())});
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  if (onlyKnownEscapes(o, {"/proc/OUTSIDE/fd/"}))
+    GTEST_SKIP() << "known escape: the supervisor reopens /proc/PID/fd/N of a process outside "
+                    "the session for write (pipes: rule reopen-held-object); the outside "
+                    "process received: "
+                 << json(slurp(sink)).dump() << "\n"
+                 << o.out;
+  EXPECT_EQ(slurp(sink).find("PWNED"), std::string::npos) << "wrote into an outside pipe";
+  EXPECT_EQ(o.status, kBlocked) << o.describe();
+}
+
+// ---------------------------------------------------------------------------
+// exec of a binary the policy forbids.
+
+// The presets never execute from /dev/shm (writable, so the classic
+// drop-and-run spot): Landlock EXECUTE is not granted there and the engine
+// denies it. The #! route is stopped by Landlock alone (the kernel opens the
+// interpreter itself: no syscall for the supervisor to see).
+TEST_F(EscapeTest, ExecFromDevShmByEveryRoute) {
+  char tmpl[] = "/dev/shm/sv-escape-XXXXXX";
+  ASSERT_NE(::mkdtemp(tmpl), nullptr);
+  const std::string dir = tmpl, bin = dir + "/tool";
+  fs::copy_file("/bin/echo", bin);
+  ::chmod(bin.c_str(), 0755);
+  Outcome o = supervise({}, {prog("escape_exec"), bin});
+  fs::remove_all(dir);
+  EXPECT_EQ(o.status, kBlocked) << o.describe();
+  EXPECT_EQ(o.out.find("RAN-DENIED"), std::string::npos) << o.describe();
+  EXPECT_GE(o.denials("exec", "", "/tool"), 1) << o.describe();
+}
+
+// exec.deny inside an executable root: the engine is the only layer that
+// knows (Landlock executes the whole workspace).
+TEST_F(EscapeTest, ExecDenyGlobByEveryRoute) {
+  fs::copy_file("/bin/echo", ws_ + "/denied-tool");
+  std::ofstream(root_ + "/policy.json")
+      << R"({"version": 1, "exec": {"deny": [{"path": "./denied-tool", "id": "no-tool"}]}})";
+  Outcome o = supervise({"--policy", root_ + "/policy.json"},
+                        {prog("escape_exec"), ws_ + "/denied-tool"});
+  EXPECT_GE(o.denials("exec", "no-tool"), 1) << o.describe();
+  if (onlyKnownEscapes(o, {"#! script"}))
+    GTEST_SKIP() << "known escape: a #! script whose interpreter is exec.deny'd runs it (the "
+                    "kernel opens the interpreter itself; Landlock executes the whole root)\n"
+                 << o.out;
+  EXPECT_EQ(o.out.find("RAN-DENIED"), std::string::npos) << o.describe();
+  EXPECT_EQ(o.status, kBlocked) << o.describe();
+}
+
+// ---------------------------------------------------------------------------
+// Process, ABI and privilege cases: all answered in the kernel.
+
+class ProcEscape : public EscapeTest, public testing::WithParamInterface<const char*> {};
+
+TEST_P(ProcEscape, Blocked) {
+  Outcome o = supervise({}, {prog("escape_proc"), GetParam()});
+  EXPECT_EQ(o.status, kBlocked) << o.describe();
+  EXPECT_EQ(o.out.find("ESCAPED"), std::string::npos) << o.describe();
+  expectEnvUnchanged();
+}
+
+INSTANTIATE_TEST_SUITE_P(Escape, ProcEscape,
+                         testing::Values("foreign-abi", "io-uring", "namespaces", "ptrace",
+                                         "handles"),
+                         [](const testing::TestParamInfo<const char*>& info) {
+                           std::string n = info.param;
+                           for (char& ch : n)
+                             if (ch == '-') ch = '_';
+                           return n;
+                         });
+
+// The foreign-ABI children die by SIGSYS, the seccomp filter's kill.
+TEST_F(EscapeTest, ForeignAbiIsKilledBySeccomp) {
+  Outcome o = supervise({}, {prog("escape_proc"), "foreign-abi"});
+  EXPECT_EQ(o.status, kBlocked) << o.describe();
+  EXPECT_NE(o.out.find("int 0x80 (i386 getpid) signal=31"), std::string::npos) << o.describe();
+  EXPECT_NE(o.out.find("x32 getpid signal=31"), std::string::npos) << o.describe();
+}
+
+// The supervisor and an outside process of the same uid can't be signalled
+// (Landlock signal scoping); the outside one is still alive afterwards.
+TEST_F(EscapeTest, SignalsOutsideTheSession) {
+  Bystander outside(root_ + "/bystander.out");
+  Outcome o = supervise({}, {prog("escape_proc"), "signals", std::to_string(outside.pid())});
+  EXPECT_EQ(o.status, kBlocked) << o.describe();
+  EXPECT_TRUE(outside.alive()) << "the outside process was killed";
+}
+
+// A command started as root keeps no capability. Run in a network namespace
+// of its own, so a netlink change that did get through would harm nothing.
+TEST_F(EscapeTest, RootCommandHasNoCapabilities) {
+  const std::string ns = "sv-esc-caps-" + std::to_string(::getpid());
+  ASSERT_EQ(runCommand({"/usr/sbin/ip", "netns", "add", ns}, root_, root_ + "/ip").status, 0);
+  Outcome o = supervise({}, {prog("escape_proc"), "capabilities"}, "/run/netns/" + ns);
+  runCommand({"/usr/sbin/ip", "netns", "del", ns}, root_, root_ + "/ip");
+  EXPECT_EQ(o.status, kBlocked) << o.describe();
+  struct stat st;
+  if (::stat((ws_ + "/owned.txt").c_str(), &st) == 0) {
+    EXPECT_EQ(st.st_uid, 0u);
+  }
+  EXPECT_FALSE(fs::exists(ws_ + "/mem"));
+}
+
+// A fork bomb is bounded by the session cgroup's pids.max (read, not bombed).
+TEST_F(EscapeTest, ForkBombIsBoundedByPidsMax) {
+  Outcome o = supervise({}, {prog("escape_proc"), "pids-limit"});
+  if (o.status == kEscaped && o.out.find("no pids limit") != std::string::npos)
+    GTEST_SKIP() << "known escape: the session cgroup has no pids.max (SessionCgroup::setPidsMax "
+                    "is never called): "
+                 << o.out;
+  EXPECT_EQ(o.status, kBlocked) << o.describe();
+}
+
+// ---------------------------------------------------------------------------
+// Network.
+
+// Two namespaces joined by a veth pair: the command's side (198.51.100.2)
+// and a test host (198.51.100.1) with a TCP and a UDP listener. No default
+// route: nothing can leave the pair.
+class NetEscape : public EscapeTest {
+ protected:
+  void SetUp() override {
+    EscapeTest::SetUp();
+    if (IsSkipped()) return;
+    if (::access("/usr/sbin/ip", X_OK) != 0) GTEST_SKIP() << "needs iproute2: no /usr/sbin/ip";
+    const std::string id = std::to_string(::getpid());
+    side_ = "sv-esc-" + id;
+    host_ = "sv-esc-" + id + "-h";
+    const std::string va = "svx" + id + "a", vh = "svx" + id + "h";
+    for (const auto& step : std::vector<std::vector<std::string>>{
+             {"netns", "add", side_},
+             {"netns", "add", host_},
+             {"link", "add", va, "type", "veth", "peer", "name", vh},
+             {"link", "set", va, "netns", side_},
+             {"link", "set", vh, "netns", host_},
+             {"-n", side_, "addr", "add", "198.51.100.2/24", "dev", va},
+             {"-n", side_, "link", "set", va, "up"},
+             {"-n", side_, "link", "set", "lo", "up"},
+             {"-n", host_, "addr", "add", "198.51.100.1/24", "dev", vh},
+             {"-n", host_, "link", "set", vh, "up"}}) {
+      std::vector<std::string> argv{"/usr/sbin/ip"};
+      argv.insert(argv.end(), step.begin(), step.end());
+      Outcome r = runCommand(argv, root_, root_ + "/ip");
+      ASSERT_EQ(r.status, 0) << r.describe();
+    }
+    // The listeners live in the host namespace: setns is per thread, so do
+    // it in a helper thread and keep the sockets.
+    std::thread([this] {
+      int nfd = ::open(("/run/netns/" + host_).c_str(), O_RDONLY | O_CLOEXEC);
+      if (nfd < 0 || ::setns(nfd, CLONE_NEWNET) != 0) return;
+      ::close(nfd);
+      sockaddr_in a{};
+      a.sin_family = AF_INET;
+      a.sin_port = htons(4242);
+      ::inet_pton(AF_INET, "198.51.100.1", &a.sin_addr);
+      tcp_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+      udp_ = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+      int one = 1;
+      ::setsockopt(tcp_, IPPROTO_TCP, 23 /* TCP_FASTOPEN */, &one, sizeof one);
+      if (::bind(tcp_, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 || ::listen(tcp_, 8) != 0 ||
+          ::bind(udp_, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0)
+        tcp_ = -1;
+    }).join();
+    ASSERT_GE(tcp_, 0) << "test host listeners";
+  }
+  void TearDown() override {
+    if (tcp_ >= 0) ::close(tcp_);
+    if (udp_ >= 0) ::close(udp_);
+    for (const auto& ns : {side_, host_})
+      if (!ns.empty()) runCommand({"/usr/sbin/ip", "netns", "del", ns}, root_, root_ + "/ip");
+    EscapeTest::TearDown();
+  }
+
+  // Everything that reached the test host: accepted connections and datagrams.
+  std::string received() {
+    std::string got;
+    char buf[256];
+    for (int c; (c = ::accept4(tcp_, nullptr, nullptr, SOCK_CLOEXEC)) >= 0; ::close(c)) {
+      got += "[tcp connection]";
+      pollfd p{c, POLLIN, 0};
+      if (::poll(&p, 1, 200) > 0) {
+        ssize_t n = ::read(c, buf, sizeof buf);
+        if (n > 0) got.append(buf, size_t(n));
+      }
+    }
+    for (ssize_t n; (n = ::recv(udp_, buf, sizeof buf, 0)) >= 0;) got.append(buf, size_t(n));
+    return got;
+  }
+
+  // Control: the test host is reachable unsupervised, so a failure is the policy's.
+  void controlReachable() {
+    Outcome r = runCommand({prog("escape_net"), "udp", "198.51.100.1", "4242"}, ws_,
+                           root_ + "/control", "/run/netns/" + side_);
+    ASSERT_EQ(r.status, kEscaped) << "control run could not reach the test host\n" << r.describe();
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    ASSERT_NE(received().find("PWNED1"), std::string::npos);
+  }
+
+  std::string side_, host_;
+  int tcp_ = -1, udp_ = -1;
+};
+
+TEST_F(NetEscape, UdpWithoutConnectAndMappedV6) {
+  controlReachable();
+  Outcome o = supervise({}, {prog("escape_net"), "udp", "198.51.100.1", "4242"},
+                        "/run/netns/" + side_);
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  EXPECT_EQ(received(), "") << "the test host saw traffic";
+  EXPECT_EQ(o.status, kBlocked) << o.describe();
+  EXPECT_GE(o.denials("network"), 4) << o.describe();
+}
+
+TEST_F(NetEscape, TcpConnectMappedV6AndFastOpen) {
+  Outcome o = supervise({}, {prog("escape_net"), "tcp", "198.51.100.1", "4242"},
+                        "/run/netns/" + side_);
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  EXPECT_EQ(received(), "") << "the test host saw traffic";
+  EXPECT_EQ(o.status, kBlocked) << o.describe();
+  EXPECT_GE(o.denials("network"), 2) << o.describe();
+}
+
+// A unix listener outside the session, bound by this (unsupervised) test.
+class UnixListener {
+ public:
+  UnixListener(const std::string& name, bool abstract) {
+    fd_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    sockaddr_un a{};
+    a.sun_family = AF_UNIX;
+    std::memcpy(a.sun_path + (abstract ? 1 : 0), name.data(), name.size());
+    socklen_t len = socklen_t(offsetof(sockaddr_un, sun_path) + name.size() + 1);
+    if (::bind(fd_, reinterpret_cast<sockaddr*>(&a), len) != 0 || ::listen(fd_, 4) != 0) fd_ = -1;
+  }
+  ~UnixListener() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  bool ok() const { return fd_ >= 0; }
+  bool accepted() {
+    int c = ::accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
+    if (c < 0) return false;
+    ::close(c);
+    return true;
+  }
+
+ private:
+  int fd_ = -1;
+};
+
+// Abstract unix sockets: Landlock's abstract-socket scoping (in the kernel).
+TEST_F(EscapeTest, AbstractUnixSocketOutsideTheSession) {
+  const std::string name = "sv-escape-" + std::to_string(::getpid());
+  UnixListener listener(name, /*abstract=*/true);
+  ASSERT_TRUE(listener.ok());
+  Outcome o = supervise({}, {prog("escape_net"), "abstract", name});
+  EXPECT_EQ(o.status, kBlocked) << o.describe();
+  EXPECT_FALSE(listener.accepted()) << "a connection reached the outside listener";
+}
+
+// Pathname unix sockets in a readable root (/run holds the host's service
+// sockets: dbus, docker, systemd) that the policy never granted.
+TEST_F(EscapeTest, PathnameUnixSocketOutsideTheSession) {
+  const std::string path = "/run/sv-escape-" + std::to_string(::getpid()) + ".sock";
+  UnixListener listener(path, /*abstract=*/false);
+  ASSERT_TRUE(listener.ok());
+  Outcome o = supervise({}, {prog("escape_net"), "unix", path});
+  ::unlink(path.c_str());
+  bool got = listener.accepted();
+  if (o.status == kEscaped && got)
+    GTEST_SKIP() << "known escape: connect(2) to a pathname unix socket outside the writable "
+                    "roots is not mediated (cgroup unix_connect hook not used): "
+                 << o.out;
+  EXPECT_EQ(o.status, kBlocked) << o.describe();
+  EXPECT_FALSE(got);
+}
+
+}  // namespace
+}  // namespace sv::escape
