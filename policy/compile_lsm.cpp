@@ -261,6 +261,8 @@ class Builder {
         l.fallback = {kLsmStay, 0};
         break;
       }
+      case LsmOp::Connect:  // no DFA: the network tables decide connects
+        break;
     }
     return l;
   }
@@ -411,9 +413,33 @@ uint32_t determinize(const Nfa& nfa, const RuleList& list, LsmPlan& plan,
   return start;
 }
 
+// The allowlist of one profile in Engine::decide's order (profile entries,
+// base entries, then loopback in localhost mode), unsorted, so that rule
+// order is priority order: the loader keeps the first matching range of the
+// highest-priority rule. Host-name entries are left out (the kernel sees
+// addresses only; they are allowed once resolved, at run time).
+NetworkPlan netPlanFor(const Policy& p, const Profile* prof) {
+  NetworkPlan plan;
+  plan.mode = p.network.mode.value_or(NetworkMode::Localhost);
+  if (prof && prof->network.mode) plan.mode = *prof->network.mode;
+  if (plan.mode == NetworkMode::None || plan.mode == NetworkMode::All) return plan;
+  auto add = [&](const std::vector<NetRule>& rules) {
+    for (const auto& r : rules)
+      if (r.cidr) plan.entries.push_back({*r.cidr, r.port_lo, r.port_hi, r.id});
+  };
+  if (prof) add(prof->network.allow);
+  add(p.network.allow);
+  if (plan.mode == NetworkMode::Localhost) {
+    std::string err;
+    for (const char* lo : {"127.0.0.0/8", "::1/128"})
+      plan.entries.push_back({*Cidr::parse(lo, &err), 0, 65535, std::string(kAllowLoopback)});
+  }
+  return plan;
+}
+
 }  // namespace
 
-LsmPlan compileLsm(const Policy& policy, const CompiledPolicy& compiled) {
+LsmPlan compileLsm(const Policy& policy, const CompiledPolicy& /*compiled*/) {
   LsmPlan plan;
   plan.audit_mode = policy.mode == Mode::Audit;
   plan.profiles.push_back("");
@@ -434,9 +460,7 @@ LsmPlan compileLsm(const Policy& policy, const CompiledPolicy& compiled) {
         nfa.addRule(*lists.back().rules[i].first, static_cast<int>(i));
       nfas.push_back(std::move(nfa));
     }
-    plan.network.push_back(name.empty() ? compiled.network : compiled.profile_network.count(name)
-                                                                 ? compiled.profile_network.at(name)
-                                                                 : compiled.network);
+    plan.network.push_back(netPlanFor(policy, prof));
   }
   plan.rule_ids = b.takeRuleIds();
   plan.num_classes = byteClasses(nfas, &plan.byte_class);

@@ -26,7 +26,8 @@
 
 namespace sv::policy {
 
-enum class LsmOp : uint8_t { Read = 0, Write = 1, Exec = 2, Switch = 3 };
+// Connect has no DFA (the network tables decide it); it only labels events.
+enum class LsmOp : uint8_t { Read = 0, Write = 1, Exec = 2, Switch = 3, Connect = 4 };
 inline constexpr int kLsmNumOps = 4;
 
 inline constexpr uint8_t kLsmDeny = 0, kLsmAllow = 1, kLsmSwitch = 2, kLsmStay = 3;
@@ -54,7 +55,8 @@ struct LsmPlan {
   // [profile * kLsmNumOps + op] → start state.
   std::vector<uint32_t> starts;
   bool audit_mode = false;
-  // Per profile, the network plan the cgroup/LSM connect programs use.
+  // Per profile: mode and address entries in Engine::decide's order
+  // (profile, base, loopback), i.e. rule order is priority order.
   std::vector<NetworkPlan> network;
 };
 

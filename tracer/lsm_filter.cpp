@@ -9,16 +9,21 @@
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
+#include <arpa/inet.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cstdarg>
 #include <cstring>
 #include <exception>
 #include <fstream>
 #include <sstream>
 
+#include "policy/engine.h"
 #include "shared/lsm_abi.h"
+#include "shared/net_abi.h"
 #include "sv_lsm.skel.h"
+#include "tracer/net_filter.h"
 
 namespace sv::tracer {
 namespace {
@@ -26,6 +31,10 @@ namespace {
 static_assert(sizeof(sv_lsm_event) == 40, "event ABI");
 static_assert(sizeof(sv_lsm_outcome) == 8, "outcome ABI");
 static_assert(sizeof(sv_lsm_task) == 16, "task ABI");
+static_assert(sizeof(sv_lsm_net_key) == 24 && sizeof(sv_lsm_net_dest) == 20, "net ABI");
+static_assert(static_cast<int>(policy::LsmOp::Connect) == SV_LSM_OP_CONNECT &&
+                  kLsmHookSocketConnect == SV_LSM_HOOK_SOCKET_CONNECT,
+              "connect mirrors");
 static_assert(policy::kLsmNumOps == SV_LSM_NUM_OPS &&
                   static_cast<int>(policy::LsmOp::Switch) == SV_LSM_OP_SWITCH &&
                   policy::kLsmAllow == SV_LSM_ALLOW && policy::kLsmDeny == SV_LSM_DENY &&
@@ -103,6 +112,7 @@ const Hook kHooks[] = {
     {"path_rename", false, [](sv_lsm* s) { return s->progs.path_rename; }},
     {"path_link", false, [](sv_lsm* s) { return s->progs.path_link; }},
     {"path_truncate", false, [](sv_lsm* s) { return s->progs.path_truncate; }},
+    {"socket_connect", false, [](sv_lsm* s) { return s->progs.socket_connect; }},
 };
 
 // Uploads an array map in one syscall (a few hundred thousand entries for a
@@ -115,6 +125,53 @@ Status fillArray(bpf_map* map, const void* values, size_t count, const char* wha
   if (bpf_map_update_batch(bpf_map__fd(map), keys.data(), values, &n, nullptr) != 0 || n != count)
     return errnoError(std::string("bpf_map_update_batch ") + what);
   return {};
+}
+
+// The network allowlists of every profile as LPM entries keyed by (profile,
+// address), with rule indices into `rule_ids` (extended as needed).
+struct NetTables {
+  std::vector<uint32_t> modes;
+  std::vector<std::pair<sv_lsm_net_key, sv_net_allow_value>> entries;
+};
+
+uint32_t indexOf(std::vector<std::string>& rule_ids, const std::string& id) {
+  for (size_t i = 0; i < rule_ids.size(); ++i)
+    if (rule_ids[i] == id) return static_cast<uint32_t>(i);
+  rule_ids.push_back(id);
+  return static_cast<uint32_t>(rule_ids.size() - 1);
+}
+
+Result<NetTables> netTables(const policy::LsmPlan& plan, std::vector<std::string>& rule_ids) {
+  NetTables t;
+  for (size_t p = 0; p < plan.profiles.size(); ++p) {
+    const policy::NetworkPlan& net =
+        p < plan.network.size() ? plan.network[p] : policy::NetworkPlan{};
+    t.modes.push_back(static_cast<uint32_t>(net.mode));
+    auto image = buildNetAllowImage(net);
+    if (!image.ok()) return image.error();
+    for (const auto& e : image->entries) {
+      sv_lsm_net_key key{};
+      key.prefixlen = 32 + static_cast<uint32_t>(e.prefix_len);
+      key.profile_be = htonl(static_cast<uint32_t>(p));
+      std::memcpy(key.addr, e.addr.data(), 16);
+      // The kernel takes the first matching range: order them by rule
+      // priority (the image numbers rules in plan order, which is priority
+      // order), not by port, so a specific rule is not shadowed by loopback.
+      auto ranges = e.ranges;
+      std::stable_sort(ranges.begin(), ranges.end(),
+                       [](const NetPortRange& a, const NetPortRange& b) {
+                         return a.rule_index < b.rule_index;
+                       });
+      sv_net_allow_value v{};
+      v.count = static_cast<uint32_t>(ranges.size());
+      for (size_t i = 0; i < ranges.size() && i < SV_NET_MAX_PORT_RANGES; ++i) {
+        v.ranges[i] = {ranges[i].lo, ranges[i].hi,
+                       indexOf(rule_ids, image->rule_ids[ranges[i].rule_index])};
+      }
+      t.entries.emplace_back(key, v);
+    }
+  }
+  return t;
 }
 
 uint64_t sumPercpu(bpf_map* map, uint32_t key) {
@@ -155,7 +212,16 @@ struct LsmFilter::State {
     ev.hook = raw.hook;
     ev.flags = raw.flags;
     size_t len = std::min<size_t>(raw.path_len, size - sizeof(raw));
-    ev.path.assign(static_cast<const char*>(data) + sizeof(raw), len);
+    const char* payload = static_cast<const char*>(data) + sizeof(raw);
+    if (raw.op == SV_LSM_OP_CONNECT && len >= sizeof(sv_lsm_net_dest)) {
+      sv_lsm_net_dest dest;
+      std::memcpy(&dest, payload, sizeof(dest));
+      std::memcpy(ev.addr.data(), dest.addr, 16);
+      ev.port = dest.port;
+      ev.family = dest.family;
+    } else {
+      ev.path.assign(payload, len);
+    }
     try {  // no exception may cross libbpf's C frames
       (*self->on_event)(ev);
     } catch (...) {
@@ -181,6 +247,8 @@ Result<LsmFilter> LsmFilter::load(const policy::LsmPlan& plan, uint64_t cgroup_i
   LogCapture capture(&s->log);
   s->rule_ids = plan.rule_ids;
   s->profiles = plan.profiles;
+  auto net = netTables(plan, s->rule_ids);
+  if (!net.ok()) return net.error();
 
   s->skel.reset(sv_lsm__open());
   if (!s->skel) return withLog(errno ? errno : EINVAL, "bpf-lsm: open skeleton", s->log);
@@ -190,6 +258,9 @@ Result<LsmFilter> LsmFilter::load(const policy::LsmPlan& plan, uint64_t cgroup_i
   ro->sv_lsm_nclasses = plan.num_classes;
   ro->sv_lsm_nprofiles = static_cast<uint32_t>(plan.profiles.size());
   std::memcpy(const_cast<uint8_t*>(ro->sv_lsm_byte_class), plan.byte_class.data(), 256);
+  ro->sv_lsm_rule_net_none = indexOf(s->rule_ids, std::string(policy::kDenyNetworkNone));
+  ro->sv_lsm_rule_net_all = indexOf(s->rule_ids, std::string(policy::kAllowAll));
+  ro->sv_lsm_rule_net_default = indexOf(s->rule_ids, std::string(policy::kDefaultDenyConnect));
   auto& maps = s->skel->maps;
   if (bpf_map__set_max_entries(maps.sv_lsm_trans, plan.transitions.size()) ||
       bpf_map__set_max_entries(maps.sv_lsm_states, plan.states.size()) ||
@@ -220,6 +291,11 @@ Result<LsmFilter> LsmFilter::load(const policy::LsmPlan& plan, uint64_t cgroup_i
   SV_TRY(fillArray(maps.sv_lsm_states, plan.states.data(), plan.states.size(), "states"));
   SV_TRY(fillArray(maps.sv_lsm_outcomes, outcomes.data(), outcomes.size(), "outcomes"));
   SV_TRY(fillArray(maps.sv_lsm_starts, plan.starts.data(), plan.starts.size(), "starts"));
+  SV_TRY(fillArray(maps.sv_lsm_net_mode, net->modes.data(), net->modes.size(), "net modes"));
+  for (const auto& [key, value] : net->entries) {
+    if (bpf_map_update_elem(bpf_map__fd(maps.sv_lsm_net_allow), &key, &value, BPF_ANY) != 0)
+      return errnoError("bpf-lsm: network allowlist entry");
+  }
 
   for (const Hook& h : kHooks) {
     bpf_program* prog = h.prog(s->skel.get());

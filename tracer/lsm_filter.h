@@ -1,7 +1,8 @@
 // LsmFilter: the BPF-LSM backend of one session (file, path and exec hooks).
 //
 // Loads bpf/progs/lsm.bpf.c through its skeleton, writes the path DFAs that
-// policy::compileLsm() built into its maps, registers the session's cgroup
+// policy::compileLsm() built and the per-profile network allowlists (folded
+// like NetFilter's, see buildNetAllowImage) into its maps, registers the session's cgroup
 // (only tasks in a registered cgroup are judged) and attaches the LSM
 // programs. From then on the kernel decides on its own, with no round trip
 // to user space; every decision (or every denial) arrives as an LsmEvent
@@ -35,14 +36,19 @@ struct LsmEvent {
   uint8_t verdict = 0;  // policy::kLsmAllow / kLsmDeny
   uint8_t hook = 0;     // kLsmHook*
   uint8_t flags = 0;    // kLsmEventFlag*
-  std::string path;
+  std::string path;     // file and exec events
+  // socket_connect events (op == LsmOp::Connect): the destination.
+  policy::Ip6 addr{};   // IPv4-mapped IPv6 form
+  uint16_t port = 0;
+  uint8_t family = 0;   // AF_INET / AF_INET6
 };
 
 // Mirrors of the ABI constants, so callers need not include the C header.
 inline constexpr uint8_t kLsmHookFileOpen = 1, kLsmHookPathMknod = 2, kLsmHookPathUnlink = 3,
                          kLsmHookPathMkdir = 4, kLsmHookPathRmdir = 5, kLsmHookPathRename = 6,
                          kLsmHookPathLink = 7, kLsmHookPathSymlink = 8,
-                         kLsmHookPathTruncate = 9, kLsmHookBprmCheck = 10;
+                         kLsmHookPathTruncate = 9, kLsmHookBprmCheck = 10,
+                         kLsmHookSocketConnect = 12;
 inline constexpr uint8_t kLsmEventFlagAudit = 0x1;      // would-deny, not enforced
 inline constexpr uint8_t kLsmEventFlagTruncated = 0x2;  // path too long: denied unjudged
 

@@ -8,6 +8,7 @@
 #pragma once
 
 #include "shared/lsm_abi.h"
+#include "shared/net_abi.h"
 
 /* @brief SV_LSM_CFG_* flags, fixed between open and load. */
 const volatile __u32 sv_lsm_cfg_flags = 0;
@@ -17,6 +18,11 @@ const volatile __u32 sv_lsm_nclasses = 1;
 const volatile __u32 sv_lsm_nprofiles = 1;
 /* @brief Byte → class, shared by every DFA. */
 const volatile __u8 sv_lsm_byte_class[256] = {};
+
+/* @brief Rule indices of the connect decisions no allowlist entry makes. */
+const volatile __u32 sv_lsm_rule_net_none = 0;
+const volatile __u32 sv_lsm_rule_net_all = 0;
+const volatile __u32 sv_lsm_rule_net_default = 0;
 
 /* @brief The session cgroups (cgroup id → unused): only tasks whose cgroup is
  * listed are judged; everything else on the host passes untouched. */
@@ -67,6 +73,24 @@ struct {
 	__type(key, int);
 	__type(value, struct sv_lsm_task);
 } sv_lsm_task_store SEC(".maps");
+
+/* @brief Network mode per profile (enum sv_net_mode values). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, SV_LSM_MAX_PROFILES);
+	__type(key, __u32);
+	__type(value, __u32);
+} sv_lsm_net_mode SEC(".maps");
+
+/* @brief Allowed destinations per profile: longest-prefix match over
+ * (profile, address); the value lists the allowed port ranges with rules. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 4096);
+	__type(key, struct sv_lsm_net_key);
+	__type(value, struct sv_net_allow_value);
+} sv_lsm_net_allow SEC(".maps");
 
 /* @brief Decisions: struct sv_lsm_event followed by the path bytes. */
 struct {

@@ -10,10 +10,13 @@
  * are never judged. The profile lives in task storage: inherited by
  * task_alloc, switched by exec.switch rules once an exec has committed.
  * Hooks the running kernel lacks are left unloaded by the loader.
+ * socket_connect judges IPv4/IPv6 destinations against the profile's
+ * network mode and allowlist (an LPM trie keyed by profile and address).
  */
 #include "vmlinux.h"
 
 #include <bpf/bpf_core_read.h>
+#include <bpf/bpf_endian.h>
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 
@@ -194,4 +197,94 @@ int BPF_PROG(task_alloc, struct task_struct *task, unsigned long clone_flags)
 	if (child)
 		child->profile = parent->profile;
 	return 0;
+}
+
+#define SV_AF_INET 2
+#define SV_AF_INET6 10
+
+/* The allowlist verdict for dest under profile (see Engine decideConnect). */
+static __always_inline __u8 sv_lsm_net_judge(__u32 profile, struct sv_lsm_net_dest *dest,
+					     __u32 *rule)
+{
+	struct sv_lsm_net_key key = {};
+	struct sv_net_allow_value *v;
+	__u32 *mode = bpf_map_lookup_elem(&sv_lsm_net_mode, &profile);
+
+	*rule = sv_lsm_rule_net_default;
+	if (!mode)
+		return SV_LSM_DENY;
+	if (*mode == SV_NET_MODE_NONE) {
+		*rule = sv_lsm_rule_net_none;
+		return SV_LSM_DENY;
+	}
+	if (*mode == SV_NET_MODE_ALL) {
+		*rule = sv_lsm_rule_net_all;
+		return SV_LSM_ALLOW;
+	}
+	key.prefixlen = 32 + 128;
+	key.profile_be = bpf_htonl(profile);
+	__builtin_memcpy(key.addr, dest->addr, 16);
+	v = bpf_map_lookup_elem(&sv_lsm_net_allow, &key);
+	if (!v)
+		return SV_LSM_DENY;
+	for (int i = 0; i < SV_NET_MAX_PORT_RANGES; i++) {
+		if (i >= v->count)
+			break;
+		if (dest->port >= v->ranges[i].lo && dest->port <= v->ranges[i].hi) {
+			*rule = v->ranges[i].rule_index;
+			return SV_LSM_ALLOW;
+		}
+	}
+	return SV_LSM_DENY;
+}
+
+SEC("lsm/socket_connect")
+int BPF_PROG(socket_connect, struct socket *sock, struct sockaddr *address, int addrlen)
+{
+	struct sv_lsm_net_dest *dest;
+	struct sv_lsm_scratch *s;
+	__u16 family;
+	__u32 profile, rule;
+	__u8 verdict, flags = 0;
+
+	if (!sv_lsm_in_session())
+		return 0;
+	family = BPF_CORE_READ(address, sa_family);
+	if (family != SV_AF_INET && family != SV_AF_INET6)
+		return 0; /* unix sockets, AF_UNSPEC (disconnect): not network policy */
+	s = sv_lsm_scratch();
+	if (!s)
+		return 0;
+	dest = (struct sv_lsm_net_dest *)s->path;
+	__builtin_memset(dest, 0, sizeof(*dest));
+	dest->family = family;
+	if (family == SV_AF_INET) {
+		struct sockaddr_in in4;
+
+		if (addrlen < (int)sizeof(in4) || bpf_probe_read_kernel(&in4, sizeof(in4), address))
+			return -SV_EACCES;
+		dest->addr[10] = 0xff;
+		dest->addr[11] = 0xff;
+		__builtin_memcpy(&dest->addr[12], &in4.sin_addr.s_addr, 4);
+		dest->port = bpf_ntohs(in4.sin_port);
+	} else {
+		struct sockaddr_in6 in6;
+
+		/* 24 bytes is the RFC 2133 size without sin6_scope_id, still accepted. */
+		if (addrlen < 24 || bpf_probe_read_kernel(&in6, 24, address))
+			return -SV_EACCES;
+		__builtin_memcpy(dest->addr, &in6.sin6_addr, 16);
+		dest->port = bpf_ntohs(in6.sin6_port);
+	}
+	profile = sv_lsm_profile();
+	if (profile >= sv_lsm_nprofiles)
+		profile = 0;
+	verdict = sv_lsm_net_judge(profile, dest, &rule);
+	if (verdict != SV_LSM_ALLOW && (sv_lsm_cfg_flags & SV_LSM_CFG_AUDIT_MODE))
+		flags |= SV_LSM_EVENT_F_AUDIT;
+	sv_lsm_emit(s, SV_LSM_HOOK_SOCKET_CONNECT, SV_LSM_OP_CONNECT, verdict, rule, profile, flags,
+		    sizeof(*dest));
+	if (verdict == SV_LSM_ALLOW || (flags & SV_LSM_EVENT_F_AUDIT))
+		return 0;
+	return -SV_EACCES;
 }

@@ -27,6 +27,7 @@
 #define SV_LSM_OP_EXEC 2
 #define SV_LSM_OP_SWITCH 3 /* exec.switch: outcome value is the next profile */
 #define SV_LSM_NUM_OPS 4
+#define SV_LSM_OP_CONNECT 4 /* events only: judged by the network tables, not a DFA */
 
 /* Outcome verdicts. */
 #define SV_LSM_DENY 0
@@ -55,6 +56,7 @@
 #define SV_LSM_HOOK_PATH_SYMLINK 8
 #define SV_LSM_HOOK_PATH_TRUNCATE 9
 #define SV_LSM_HOOK_BPRM_CHECK 10
+#define SV_LSM_HOOK_SOCKET_CONNECT 12
 
 /* Event flags. */
 #define SV_LSM_EVENT_F_AUDIT 0x1     /* deny reported, not enforced (audit mode) */
@@ -95,6 +97,24 @@ struct sv_lsm_event {
 	__u8 flags;
 	__u16 path_len;
 	__u16 pad;
+};
+
+/* Key of sv_lsm_net_allow: the profile (big endian, so it is the leading
+ * part of the prefix) and the destination in IPv4-mapped IPv6 form;
+ * prefixlen counts 32 profile bits plus the CIDR's prefix. The values are
+ * struct sv_net_allow_value (shared/net_abi.h), folded the same way. */
+struct sv_lsm_net_key {
+	__u32 prefixlen;
+	__u32 profile_be;
+	__u8 addr[16];
+};
+
+/* What a socket_connect event carries instead of a path. */
+struct sv_lsm_net_dest {
+	__u8 addr[16]; /* IPv4-mapped IPv6 */
+	__u16 port;    /* host byte order */
+	__u8 family;   /* AF_INET / AF_INET6 */
+	__u8 pad;
 };
 
 #endif /* SV_BPF_SHARED_LSM_ABI_H */

@@ -189,5 +189,28 @@ TEST(CompileLsm, Deterministic) {
   EXPECT_EQ(a.profiles, (std::vector<std::string>{"", "git", "tools"}));
 }
 
+TEST(CompileLsm, NetworkEntriesInEngineOrder) {
+  auto p = mustLoad(R"({"network": {"mode": "allowlist", "allow": ["127.0.0.1:22", "10.0.0.0/8:443"]},
+                        "profiles": {"lo": {"network": {"mode": "localhost", "allow": ["192.0.2.1:53"]}},
+                                     "off": {"network": {"mode": "none"}}}})",
+                    "code-sandbox");
+  ASSERT_TRUE(p);
+  LsmPlan plan = compileLsm(*p, compile(*p));
+  ASSERT_EQ(plan.profiles, (std::vector<std::string>{"", "lo", "off"}));
+  auto ids = [&](size_t prof) {
+    std::vector<std::string> out;
+    for (const auto& e : plan.network[prof].entries) out.push_back(e.rule_id);
+    return out;
+  };
+  EXPECT_EQ(plan.network[0].mode, NetworkMode::Allowlist);
+  EXPECT_EQ(ids(0), (std::vector<std::string>{"network.allow:127.0.0.1:22", "network.allow:10.0.0.0/8:443"}));
+  EXPECT_EQ(plan.network[1].mode, NetworkMode::Localhost);
+  EXPECT_EQ(ids(1), (std::vector<std::string>{"profiles.lo.network.allow:192.0.2.1:53",
+                                              "network.allow:127.0.0.1:22", "network.allow:10.0.0.0/8:443",
+                                              "network-loopback", "network-loopback"}));
+  EXPECT_EQ(plan.network[2].mode, NetworkMode::None);
+  EXPECT_TRUE(plan.network[2].entries.empty());
+}
+
 }  // namespace
 }  // namespace sv::policy
