@@ -27,13 +27,17 @@ demo: build
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j$(JOBS)
 
-# libFuzzer (clang, ASan+UBSan): each target runs FUZZ_SECONDS on its seed corpus.
+# libFuzzer (clang, ASan+UBSan): each target runs FUZZ_SECONDS on its seed
+# corpus tests/fuzz/corpus/<name>/ (new finds go to build-fuzz/fuzz-corpus/<name>).
+FUZZ_TARGETS := policy glob path
 fuzz: setup
 	CC=clang CXX=clang++ cmake -S . -B build-fuzz -DSV_FUZZ=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo
-	cmake --build build-fuzz -j$(JOBS) --target policy_fuzz
-	mkdir -p build-fuzz/fuzz-corpus/policy
-	build-fuzz/tests/policy_fuzz -max_total_time=$(FUZZ_SECONDS) -max_len=4096 \
-	    build-fuzz/fuzz-corpus/policy tests/fuzz/corpus/policy
+	cmake --build build-fuzz -j$(JOBS) --target $(FUZZ_TARGETS:%=%_fuzz)
+	set -e; for t in $(FUZZ_TARGETS); do \
+	  mkdir -p build-fuzz/fuzz-corpus/$$t; \
+	  build-fuzz/tests/$${t}_fuzz -max_total_time=$(FUZZ_SECONDS) -max_len=4096 \
+	      build-fuzz/fuzz-corpus/$$t tests/fuzz/corpus/$$t; \
+	done
 
 # Unit, integration and end-to-end tests built with ASan and UBSan.
 sanitize: setup
