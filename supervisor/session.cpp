@@ -16,9 +16,11 @@
 
 #include "policy/compile.h"
 #include "policy/engine.h"
+#include "supervisor/audit/policy_json.h"
 #include "supervisor/audit_log.h"
 #include "supervisor/launcher.h"
 #include "supervisor/notify_handler.h"
+#include "supervisor/notify_thread.h"
 #include "supervisor/watchdog.h"
 #include "tracer/capabilities.h"
 #include "tracer/cgroup.h"
@@ -106,18 +108,6 @@ class Supervision {
             nullptr);
     uv_run(&loop_, UV_RUN_DEFAULT);
     uv_loop_close(&loop_);
-  }
-
-  void watchNotify(NotifyHandler* handler, int fd) {
-    notify_handler_ = handler;
-    watch(&notify_poll_, fd, [](uv_poll_t* h, int status, int events) {
-      auto* self = static_cast<Supervision*>(h->data);
-      if (status < 0 || (events & UV_DISCONNECT)) {
-        uv_poll_stop(h);  // every process of the tree left the filter
-        return;
-      }
-      self->notify_handler_->handleOne();
-    });
   }
 
   void watchNet(tracer::NetFilter* net) {
@@ -209,9 +199,8 @@ class Supervision {
   const SessionOptions& options_;
   AuditLog& audit_;
   uv_loop_t loop_{};
-  uv_poll_t notify_poll_{}, net_poll_{}, child_poll_{}, signal_poll_{};
+  uv_poll_t net_poll_{}, child_poll_{}, signal_poll_{};
   uv_timer_t flush_timer_{};
-  NotifyHandler* notify_handler_ = nullptr;
   tracer::NetFilter* net_ = nullptr;
   ProcessCache processes_;
   pid_t child_pid_ = -1;
@@ -311,7 +300,9 @@ int runSession(const SessionOptions& options) {
   info.session_id = session_id;
   info.host = hostName();
   info.policy_name = policy.name;
+  info.policy_sha256 = policyDigest(policy);
   info.agent_version = SV_VERSION;
+  info.boot_id = readBootId();
   AuditLog audit(info);
   AuditSinkConfig sinks;
   sinks.paths = options.audit_files;
@@ -376,12 +367,11 @@ int runSession(const SessionOptions& options) {
   spec.keep_capabilities = *keep;
   spec.child_sigmask = old_mask;
 
-  AuditEvent start = sessionStartEvent(
-      options.command,
-      nlohmann::json{{"name", policy.name},
-                     {"mode", policy.mode == policy::Mode::Audit ? "audit" : "enforce"},
-                     {"workspace", policy.workspace}},
-      {filter ? "seccomp" : "", ruleset ? "landlock" : "", net ? "cgroup-bpf" : ""});
+  std::vector<std::string> backends;
+  for (const char* b : {filter ? "seccomp" : "", ruleset ? "landlock" : "", net ? "cgroup-bpf" : ""})
+    if (*b) backends.emplace_back(b);
+  AuditEvent start =
+      sessionStartEvent(options.command, effectivePolicyJson(policy), std::move(backends));
   audit.emit(start);
 
   auto launched = launch(spec);
@@ -397,6 +387,7 @@ int runSession(const SessionOptions& options) {
   Supervision supervision(options, audit);
   std::optional<tracer::NotifyListener> listener;
   std::optional<NotifyHandler> handler;
+  std::unique_ptr<NotifyThread> notify_thread;  // declared after handler: stops first
   if (launched->listener) {
     auto created = tracer::NotifyListener::create(std::move(launched->listener));
     if (!created) {
@@ -423,7 +414,14 @@ int runSession(const SessionOptions& options) {
     notify_options.workspace = policy.workspace;
     notify_options.root_pid = launched->pid;
     handler.emplace(engine, *listener, audit, notify_options);
-    supervision.watchNotify(&*handler, listener->fd());
+    auto started = NotifyThread::start(*handler, listener->fd());
+    if (!started) {
+      say("notify thread: " + started.error().message());
+      if (cgroup) (void)cgroup->kill();
+      audit.finish(ExitStatus{kExitSupervisorError, 0, false});
+      return kExitSupervisorError;
+    }
+    notify_thread = std::move(*started);
   }
   if (net) supervision.watchNet(&*net);
   supervision.watchChild(launched->pid, launched->pidfd.get());
@@ -432,8 +430,10 @@ int runSession(const SessionOptions& options) {
   auto exited = supervision.run();
   restoreOwnCapabilities();
 
-  // The command is gone: whatever it left behind goes with it.
+  // The command is gone: whatever it left behind goes with it, then nothing
+  // is left to ask the notify thread anything.
   if (cgroup) (void)cgroup->kill();
+  notify_thread.reset();
   int code = kExitSupervisorError;
   ExitStatus status;
   if (exited) {
