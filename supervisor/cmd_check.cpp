@@ -590,12 +590,7 @@ void registerCheck(CLI::App& app, CommandContext& ctx) {
       "  sudo supervise check\n"
       "  sudo supervise check --policy .supervise.json");
   sub->callback([&ctx, policy] {
-    try {
-      ctx.exit_code = runCheck(*policy);
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "supervise check: %s\n", e.what());
-      ctx.exit_code = 1;
-    }
+    ctx.exit_code = runGuarded("check", 1, [&] { return runCheck(*policy); });
   });
 }
 

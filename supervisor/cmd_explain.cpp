@@ -575,12 +575,7 @@ void registerExplain(CLI::App& app, CommandContext& ctx) {
       "  supervise explain --audit-file audit.jsonl 17\n"
       "  tail -n1 audit.jsonl | supervise explain -");
   sub->callback([&ctx, args] {
-    try {
-      ctx.exit_code = runExplain(*args);
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "supervise explain: %s\n", e.what());
-      ctx.exit_code = kExitError;
-    }
+    ctx.exit_code = runGuarded("explain", kExitError, [&] { return runExplain(*args); });
   });
 }
 

@@ -69,11 +69,6 @@ int fail(const char* cmd, const std::string& message) {
   return kExitError;
 }
 
-std::string cwdOrRoot() {
-  char buf[4096];
-  return ::getcwd(buf, sizeof buf) ? buf : "/";
-}
-
 // Loads `text` as the policy file `name` on `preset` (and the other layers of
 // `args`); errors and warnings go to stderr.
 std::shared_ptr<const policy::Policy> loadText(PolicyArgs args, const std::string& name,
@@ -282,11 +277,8 @@ void registerPolicy(CLI::App& app, CommandContext& ctx) {
       "  supervise policy init\n"
       "  supervise policy init --preset strict -o strict.json");
   init_cmd->callback([&ctx, init] {
-    try {
-      ctx.exit_code = runInit(init->preset, init->output, init->force);
-    } catch (const std::exception& e) {
-      ctx.exit_code = fail("init", e.what());
-    }
+    ctx.exit_code = runGuarded("policy init", kExitError,
+                               [&] { return runInit(init->preset, init->output, init->force); });
   });
 
   struct LearnArgs {
@@ -314,11 +306,9 @@ void registerPolicy(CLI::App& app, CommandContext& ctx) {
       "  supervise policy learn audit.jsonl -o learned.json\n"
       "  supervise --policy learned.json -- npm test");
   learn_cmd->callback([&ctx, learn] {
-    try {
-      ctx.exit_code = runLearn(learn->policy, learn->audit, learn->output, learn->force);
-    } catch (const std::exception& e) {
-      ctx.exit_code = fail("learn", e.what());
-    }
+    ctx.exit_code = runGuarded("policy learn", kExitError, [&] {
+      return runLearn(learn->policy, learn->audit, learn->output, learn->force);
+    });
   });
 }
 

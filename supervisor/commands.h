@@ -7,6 +7,8 @@
 #pragma once
 
 #include <cstdint>
+#include <cstdio>
+#include <exception>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -28,6 +30,20 @@ struct CommandContext {
 
 // Usage errors (unknown flag, missing argument) of supervise itself.
 inline constexpr int kUsageExitCode = 2;
+
+// The one adapter between a command's body and its CLI11 callback: an
+// exception (nlohmann/json, std::filesystem, bad_alloc) must not escape into
+// CLI11's parse, so it is printed as "supervise <command>: what" and becomes
+// `error_code`.
+template <typename Body>
+int runGuarded(const char* command, int error_code, Body&& body) {
+  try {
+    return body();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "supervise %s: %s\n", command, e.what());
+    return error_code;
+  }
+}
 
 void registerRun(CLI::App& app, CommandContext& ctx);       // cmd_run.cpp
 void registerValidate(CLI::App& app, CommandContext& ctx);  // cmd_validate.cpp

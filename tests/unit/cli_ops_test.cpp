@@ -16,6 +16,7 @@
 #include "policy/engine.h"
 #include "policy/load.h"
 #include "supervisor/commands.h"
+#include "tests/unit/cli_test_util.h"
 
 namespace sv::supervisor {
 namespace {
@@ -51,23 +52,11 @@ json netTarget(const std::string& ip, int port) {
           {"network", {{"family", "inet"}, {"proto", "tcp"}, {"ip", ip}, {"port", port}}}};
 }
 
-class OpsTest : public ::testing::Test {
+class OpsTest : public CliFixture {
  protected:
-  void SetUp() override {
-    old_ = fs::current_path();
-    dir_ = fs::temp_directory_path() / ("sv-ops-test-" + std::to_string(::getpid()));
-    fs::create_directories(dir_);
-    fs::current_path(dir_);
-    for (const char* v : {"SUPERVISE_MODE", "SUPERVISE_NETWORK", "SUPERVISE_PRESET"}) ::unsetenv(v);
-    // Config discovery must not find the developer's own policy.
-    ::setenv("XDG_CONFIG_HOME", dir_.c_str(), 1);
-  }
-  void TearDown() override {
-    fs::current_path(old_);
-    fs::remove_all(dir_);
-  }
+  OpsTest() : CliFixture({registerExplain, registerPolicy}) {}
+
   std::string ws(const std::string& name) const { return (dir_ / name).string(); }
-  void write(const std::string& name, const std::string& text) { std::ofstream(dir_ / name) << text; }
   std::string read(const std::string& name) {
     std::ifstream in(dir_ / name);
     return std::string((std::istreambuf_iterator<char>(in)), {});
@@ -82,32 +71,6 @@ class OpsTest : public ::testing::Test {
     for (const auto& d : res.diagnostics) ADD_FAILURE() << d.format();
     return res.policy;
   }
-
-  int run(std::vector<std::string> args, std::string* out = nullptr, std::string* err = nullptr) {
-    CLI::App app{"test", "supervise"};
-    app.require_subcommand(1);
-    CommandContext ctx;
-    registerExplain(app, ctx);
-    registerPolicy(app, ctx);
-    std::vector<const char*> argv = {"supervise"};
-    for (const auto& a : args) argv.push_back(a.c_str());
-    testing::internal::CaptureStdout();
-    testing::internal::CaptureStderr();
-    int rc;
-    try {
-      app.parse(static_cast<int>(argv.size()), argv.data());
-      rc = ctx.exit_code;
-    } catch (const CLI::ParseError& e) {
-      rc = kUsageExitCode;
-    }
-    std::string o = testing::internal::GetCapturedStdout();
-    std::string e = testing::internal::GetCapturedStderr();
-    if (out) *out = o;
-    if (err) *err = e;
-    return rc;
-  }
-
-  fs::path old_, dir_;
 };
 
 // ---- recorded decisions ----

@@ -11,53 +11,16 @@
 
 #include "supervisor/commands.h"
 #include "supervisor/policy_args.h"
+#include "tests/unit/cli_test_util.h"
 
 namespace sv::supervisor {
 namespace {
 
 namespace fs = std::filesystem;
 
-class CliTest : public ::testing::Test {
+class CliTest : public CliFixture {
  protected:
-  void SetUp() override {
-    old_ = fs::current_path();
-    dir_ = fs::temp_directory_path() / ("sv-cli-test-" + std::to_string(::getpid()));
-    fs::create_directories(dir_);
-    fs::current_path(dir_);
-    for (const char* v : {"SUPERVISE_MODE", "SUPERVISE_NETWORK", "SUPERVISE_PRESET"}) ::unsetenv(v);
-  }
-  void TearDown() override {
-    fs::current_path(old_);
-    fs::remove_all(dir_);
-  }
-  void write(const std::string& name, const std::string& text) { std::ofstream(dir_ / name) << text; }
-
-  // Runs `supervise <args>` with only the policy subcommands registered.
-  int run(std::vector<std::string> args, std::string* out = nullptr, std::string* err = nullptr) {
-    CLI::App app{"test", "supervise"};
-    app.require_subcommand(1);
-    CommandContext ctx;
-    registerValidate(app, ctx);
-    registerExplain(app, ctx);
-    std::vector<const char*> argv = {"supervise"};
-    for (const auto& a : args) argv.push_back(a.c_str());
-    testing::internal::CaptureStdout();
-    testing::internal::CaptureStderr();
-    int rc;
-    try {
-      app.parse(static_cast<int>(argv.size()), argv.data());
-      rc = ctx.exit_code;
-    } catch (const CLI::ParseError& e) {
-      rc = kUsageExitCode;
-    }
-    std::string o = testing::internal::GetCapturedStdout();
-    std::string e = testing::internal::GetCapturedStderr();
-    if (out) *out = o;
-    if (err) *err = e;
-    return rc;
-  }
-
-  fs::path old_, dir_;
+  CliTest() : CliFixture({registerValidate, registerExplain}) {}
 };
 
 TEST_F(CliTest, ExplainWriteEnvIsDenied) {
