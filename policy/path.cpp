@@ -1,38 +1,43 @@
 // Lexical path normalisation (see path.h).
 #include "policy/path.h"
 
-#include <vector>
 
 namespace sv::policy {
 
-std::string normalizePath(std::string_view cwd, std::string_view p) {
-  std::string joined;
-  if (p.empty() || p.front() != '/') {
-    joined.reserve(cwd.size() + 1 + p.size());
-    joined.append(cwd);
-    joined.push_back('/');
-  }
-  joined.append(p);
+namespace {
 
-  std::vector<std::string_view> parts;
-  std::string_view rest = joined;
-  while (!rest.empty()) {
-    size_t slash = rest.find('/');
-    std::string_view comp = rest.substr(0, slash);
-    rest = slash == std::string_view::npos ? std::string_view{} : rest.substr(slash + 1);
+// Appends the components of `s` to `out` (a normal absolute path or ""),
+// folding ".", "" and "..". A component never holds '/', so ".." cuts `out`
+// back to its last '/': the root stays the root.
+void appendComponents(std::string_view s, std::string& out) {
+  while (!s.empty()) {
+    const size_t slash = s.find('/');
+    const std::string_view comp = s.substr(0, slash);
+    s = slash == std::string_view::npos ? std::string_view{} : s.substr(slash + 1);
     if (comp.empty() || comp == ".") continue;
     if (comp == "..") {
-      if (!parts.empty()) parts.pop_back();  // `..` at the root stays at the root
+      const size_t last = out.rfind('/');
+      if (last != std::string::npos) out.resize(last);
       continue;
     }
-    parts.push_back(comp);
-  }
-  if (parts.empty()) return "/";
-  std::string out;
-  for (auto c : parts) {
     out.push_back('/');
-    out.append(c);
+    out.append(comp);
   }
+}
+
+}  // namespace
+
+void normalizePathInto(std::string_view cwd, std::string_view p, std::string& out) {
+  out.clear();
+  if (p.empty() || p.front() != '/') appendComponents(cwd, out);
+  appendComponents(p, out);
+  if (out.empty()) out.push_back('/');
+}
+
+std::string normalizePath(std::string_view cwd, std::string_view p) {
+  std::string out;
+  out.reserve(cwd.size() + p.size() + 2);
+  normalizePathInto(cwd, p, out);
   return out;
 }
 

@@ -15,6 +15,10 @@ namespace sv::policy {
 // relative to `cwd` (which should itself be absolute; a relative cwd is
 // treated as relative to `/`).
 std::string normalizePath(std::string_view cwd, std::string_view p);
+// The same into `out` (which must not alias cwd or p), reusing its capacity:
+// no allocation when `out` already holds cwd.size() + p.size() + 2 bytes. For
+// the supervisor's per-syscall path.
+void normalizePathInto(std::string_view cwd, std::string_view p, std::string& out);
 
 // True when `path` equals `root` or lies below it (both absolute, normal).
 bool isUnder(std::string_view path, std::string_view root);

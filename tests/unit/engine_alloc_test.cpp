@@ -8,6 +8,7 @@
 
 #include "policy/engine.h"
 #include "policy/load.h"
+#include "policy/path.h"
 
 // The replacement pair below is malloc/free on purpose; gcc cannot see that.
 #pragma GCC diagnostic ignored "-Wmismatched-new-delete"
@@ -68,6 +69,30 @@ TEST(EngineAlloc, DecideDoesNotAllocate) {
   g_counting = false;
   EXPECT_EQ(g_allocations.load(), 0);
   EXPECT_EQ(denies, 6);
+}
+
+// The supervisor normalises every path it reads from a target into one
+// reused buffer: once that buffer is big enough, no allocation.
+TEST(EngineAlloc, NormalizePathIntoReusesTheBuffer) {
+  std::string out;
+  out.reserve(4096);
+  const std::pair<std::string_view, std::string_view> cases[] = {
+      {"/ws/sub", "../a//b/./.env"}, {"/", "../../x"}, {"/ws", "/etc/../etc/passwd"},
+      {"/ws", "."}, {"/a/b", "c/d/../../.."}};
+  const char* expected[] = {"/ws/a/b/.env", "/x", "/etc/passwd", "/ws", "/a"};
+  g_allocations = 0;
+  g_counting = true;
+  for (size_t i = 0; i < std::size(cases); ++i) {
+    normalizePathInto(cases[i].first, cases[i].second, out);
+    if (out != expected[i]) break;
+  }
+  g_counting = false;
+  EXPECT_EQ(g_allocations.load(), 0);
+  for (size_t i = 0; i < std::size(cases); ++i) {
+    normalizePathInto(cases[i].first, cases[i].second, out);
+    EXPECT_EQ(out, expected[i]) << cases[i].first << " + " << cases[i].second;
+    EXPECT_EQ(normalizePath(cases[i].first, cases[i].second), expected[i]);
+  }
 }
 
 }  // namespace
