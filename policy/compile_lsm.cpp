@@ -189,7 +189,8 @@ class Builder {
   }
 
   uint32_t ruleIndex(std::string_view id) {
-    auto [it, fresh] = rule_index_.emplace(std::string(id), static_cast<uint32_t>(rule_ids_.size()));
+    auto [it, fresh] =
+        rule_index_.emplace(std::string(id), static_cast<uint32_t>(rule_ids_.size()));
     if (fresh) rule_ids_.emplace_back(id);
     return it->second;
   }
@@ -216,7 +217,8 @@ class Builder {
       addAll(p_.filesystem.writable_roots, kLsmAllow);
       if (for_exec) {
         // Readable only through a system path under /dev, /proc or /sys: not executable.
-        for (const auto& g : noexec_) l.rules.push_back({&g, {kLsmDeny, ruleIndex(kDefaultDenyExec)}});
+        for (const auto& g : noexec_)
+          l.rules.push_back({&g, {kLsmDeny, ruleIndex(kDefaultDenyExec)}});
       }
       addAll(p_.system_read, kLsmAllow);
     };
@@ -252,7 +254,8 @@ class Builder {
         auto addSwitches = [&](const std::vector<SwitchRule>& rules) {
           for (const auto& s : rules) {
             auto it = std::find(profiles.begin(), profiles.end(), s.profile);
-            uint32_t target = it == profiles.end() ? 0 : static_cast<uint32_t>(it - profiles.begin());
+            uint32_t target =
+                it == profiles.end() ? 0 : static_cast<uint32_t>(it - profiles.begin());
             l.rules.push_back({&s.glob, {kLsmSwitch, target}});
           }
         };

@@ -6,10 +6,10 @@
 // before the skeleton, so detaching comes first.
 #include "tracer/lsm_filter.h"
 
+#include <arpa/inet.h>
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
-#include <arpa/inet.h>
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -77,7 +77,9 @@ int captureLibbpf(enum libbpf_print_level level, const char* fmt, va_list args) 
 }
 
 struct LogCapture {
-  explicit LogCapture(std::string* sink) : prev(libbpf_set_print(captureLibbpf)) { tl_lsm_log = sink; }
+  explicit LogCapture(std::string* sink) : prev(libbpf_set_print(captureLibbpf)) {
+    tl_lsm_log = sink;
+  }
   ~LogCapture() {
     tl_lsm_log = nullptr;
     libbpf_set_print(prev);
@@ -158,10 +160,9 @@ Result<NetTables> netTables(const policy::LsmPlan& plan, std::vector<std::string
       // priority (the image numbers rules in plan order, which is priority
       // order), not by port, so a specific rule is not shadowed by loopback.
       auto ranges = e.ranges;
-      std::stable_sort(ranges.begin(), ranges.end(),
-                       [](const NetPortRange& a, const NetPortRange& b) {
-                         return a.rule_index < b.rule_index;
-                       });
+      std::stable_sort(
+          ranges.begin(), ranges.end(),
+          [](const NetPortRange& a, const NetPortRange& b) { return a.rule_index < b.rule_index; });
       sv_net_allow_value v{};
       v.count = static_cast<uint32_t>(ranges.size());
       for (size_t i = 0; i < ranges.size() && i < SV_NET_MAX_PORT_RANGES; ++i) {
@@ -304,7 +305,8 @@ Result<LsmFilter> LsmFilter::load(const policy::LsmPlan& plan, uint64_t cgroup_i
     if (!link) return withLog(errno, std::string("bpf-lsm: attach ") + h.name, s->log);
     s->links.emplace_back(link);
   }
-  s->ring.reset(ring_buffer__new(bpf_map__fd(maps.sv_lsm_events), &State::onSample, s.get(), nullptr));
+  s->ring.reset(
+      ring_buffer__new(bpf_map__fd(maps.sv_lsm_events), &State::onSample, s.get(), nullptr));
   if (!s->ring) return errnoError("bpf-lsm: ring_buffer__new");
   LsmFilter filter(std::move(s));
   if (cgroup_id != 0) SV_TRY(filter.addSession(cgroup_id));

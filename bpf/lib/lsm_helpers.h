@@ -47,6 +47,13 @@ static __always_inline struct sv_lsm_scratch *sv_lsm_scratch(void)
  * programs that use it when the kernel's BTF has it. */
 extern int bpf_path_d_path(struct path *path, char *buf, size_t buf__sz) __ksym __weak;
 
+/* The scratch buffer when the current task belongs to a session; NULL
+ * when it is none of our business (or, impossibly, no buffer). */
+static __always_inline struct sv_lsm_scratch *sv_lsm_session_scratch(void)
+{
+	return sv_lsm_in_session() ? sv_lsm_scratch() : NULL;
+}
+
 /* The path of `path` into s->path; returns its length without the NUL, or
  * a negative errno (too long, not a path). */
 static __always_inline long sv_lsm_load_path(struct sv_lsm_scratch *s, const struct path *path,

@@ -32,27 +32,18 @@ char LICENSE[] SEC("license") = "GPL";
 
 static __always_inline int sv_lsm_path_op(const struct path *path, __u8 hook, __u8 op)
 {
-	struct sv_lsm_scratch *s;
+	struct sv_lsm_scratch *s = sv_lsm_session_scratch();
 
-	if (!sv_lsm_in_session())
-		return 0;
-	s = sv_lsm_scratch();
-	if (!s)
-		return 0;
-	return sv_lsm_judge(s, sv_lsm_load_path(s, path, false), hook, op);
+	return s ? sv_lsm_judge(s, sv_lsm_load_path(s, path, false), hook, op) : 0;
 }
 
 static __always_inline int sv_lsm_child_op(const struct path *dir, struct dentry *dentry, __u8 hook,
 					   bool kfunc)
 {
-	struct sv_lsm_scratch *s;
+	struct sv_lsm_scratch *s = sv_lsm_session_scratch();
 
-	if (!sv_lsm_in_session())
-		return 0;
-	s = sv_lsm_scratch();
-	if (!s)
-		return 0;
-	return sv_lsm_judge(s, sv_lsm_load_child(s, dir, dentry, kfunc), hook, SV_LSM_OP_WRITE);
+	return s ? sv_lsm_judge(s, sv_lsm_load_child(s, dir, dentry, kfunc), hook, SV_LSM_OP_WRITE)
+		 : 0;
 }
 
 SEC("lsm/file_open")
@@ -140,9 +131,7 @@ int BPF_PROG(bprm_check_security, struct linux_binprm *bprm)
 	long len;
 	int ret;
 
-	if (!sv_lsm_in_session())
-		return 0;
-	s = sv_lsm_scratch();
+	s = sv_lsm_session_scratch();
 	if (!s)
 		return 0;
 	len = sv_lsm_load_path(s, &bprm->file->f_path, false);
@@ -247,12 +236,10 @@ int BPF_PROG(socket_connect, struct socket *sock, struct sockaddr *address, int 
 	__u32 profile, rule;
 	__u8 verdict, flags = 0;
 
-	if (!sv_lsm_in_session())
-		return 0;
 	family = BPF_CORE_READ(address, sa_family);
 	if (family != SV_AF_INET && family != SV_AF_INET6)
 		return 0; /* unix sockets, AF_UNSPEC (disconnect): not network policy */
-	s = sv_lsm_scratch();
+	s = sv_lsm_session_scratch();
 	if (!s)
 		return 0;
 	dest = (struct sv_lsm_net_dest *)s->path;

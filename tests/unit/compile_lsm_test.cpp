@@ -4,12 +4,13 @@
 // (.env anywhere, .env.*, .git/hooks/**, system paths, `..`, unicode, long
 // names, glob metacharacters as literal bytes) and compares both over
 // 100,000+ requests; the VM suite then holds the kernel to these tables.
+#include "policy/compile_lsm.h"
+
 #include <gtest/gtest.h>
 
 #include <random>
 
 #include "policy/compile.h"
-#include "policy/compile_lsm.h"
 #include "policy/engine.h"
 #include "policy/load.h"
 #include "policy/path.h"
@@ -49,16 +50,19 @@ class PathGen {
   explicit PathGen(uint32_t seed) : rng_(seed) {}
 
   std::string next() {
-    static const std::vector<std::string> kFirst = {"ws", "usr", "etc", "tmp", "dev", "proc", "sys",
-                                                    "home", "opt", "srv", "var", "bin", "lib", "run",
-                                                    "wsx", "w", "dev2", "root", "sys-x"};
+    static const std::vector<std::string> kFirst = {
+        "ws",  "usr", "etc", "tmp", "dev", "proc", "sys",  "home", "opt",  "srv",
+        "var", "bin", "lib", "run", "wsx", "w",    "dev2", "root", "sys-x"};
     static const std::vector<std::string> kComp = {
-        ".env", ".env.local", ".env.", ".envrc", "x.env", ".ENV", "env", ".git", "config", "hooks",
-        "pre-commit", "config.bak", "bin", "git", "git-core", "ssh", "ssh-agent", "nc", "ncat",
-        "null", "zero", "pts", "0", "data", "secret", "secrets.txt", "pub", "key.pem", "pem",
-        "build", "ab", "cz", "a", "out", "u", ".ssh", ".gitconfig", "tmp", "ws", "..", ".",
-        "dÃ©jÃ ", "日本", "[x]", "*", "?", "\\", "a b", "tools", "lib", "tmp", "lib64", ".config",
-        "shadow", "fs", "cgroup", "cpu", "devices", "system", "var", "lib"};
+        ".env",     ".env.local", ".env.",     ".envrc",     "x.env",       ".ENV", "env",
+        ".git",     "config",     "hooks",     "pre-commit", "config.bak",  "bin",  "git",
+        "git-core", "ssh",        "ssh-agent", "nc",         "ncat",        "null", "zero",
+        "pts",      "0",          "data",      "secret",     "secrets.txt", "pub",  "key.pem",
+        "pem",      "build",      "ab",        "cz",         "a",           "out",  "u",
+        ".ssh",     ".gitconfig", "tmp",       "ws",         "..",          ".",    "dÃ©jÃ ",
+        "日本",     "[x]",        "*",         "?",          "\\",          "a b",  "tools",
+        "lib",      "tmp",        "lib64",     ".config",    "shadow",      "fs",   "cgroup",
+        "cpu",      "devices",    "system",    "var",        "lib"};
     std::uniform_int_distribution<int> depth(0, 7), pick(0, 999);
     std::string raw = "/";
     if (pick(rng_) % 10) raw += kFirst[pick(rng_) % kFirst.size()];
@@ -93,7 +97,7 @@ void differential(const Policy& policy, int n, uint32_t seed) {
       const std::string& name = plan.profiles[prof];
       for (LsmOp op : {LsmOp::Read, LsmOp::Write, LsmOp::Exec}) {
         Request req;
-        req.op = op == LsmOp::Read ? Operation::Read
+        req.op = op == LsmOp::Read    ? Operation::Read
                  : op == LsmOp::Write ? Operation::Write
                                       : Operation::Exec;
         req.path = path;
@@ -190,10 +194,11 @@ TEST(CompileLsm, Deterministic) {
 }
 
 TEST(CompileLsm, NetworkEntriesInEngineOrder) {
-  auto p = mustLoad(R"({"network": {"mode": "allowlist", "allow": ["127.0.0.1:22", "10.0.0.0/8:443"]},
+  auto p =
+      mustLoad(R"({"network": {"mode": "allowlist", "allow": ["127.0.0.1:22", "10.0.0.0/8:443"]},
                         "profiles": {"lo": {"network": {"mode": "localhost", "allow": ["192.0.2.1:53"]}},
                                      "off": {"network": {"mode": "none"}}}})",
-                    "code-sandbox");
+               "code-sandbox");
   ASSERT_TRUE(p);
   LsmPlan plan = compileLsm(*p, compile(*p));
   ASSERT_EQ(plan.profiles, (std::vector<std::string>{"", "lo", "off"}));
@@ -203,11 +208,12 @@ TEST(CompileLsm, NetworkEntriesInEngineOrder) {
     return out;
   };
   EXPECT_EQ(plan.network[0].mode, NetworkMode::Allowlist);
-  EXPECT_EQ(ids(0), (std::vector<std::string>{"network.allow:127.0.0.1:22", "network.allow:10.0.0.0/8:443"}));
+  EXPECT_EQ(ids(0), (std::vector<std::string>{"network.allow:127.0.0.1:22",
+                                              "network.allow:10.0.0.0/8:443"}));
   EXPECT_EQ(plan.network[1].mode, NetworkMode::Localhost);
-  EXPECT_EQ(ids(1), (std::vector<std::string>{"profiles.lo.network.allow:192.0.2.1:53",
-                                              "network.allow:127.0.0.1:22", "network.allow:10.0.0.0/8:443",
-                                              "network-loopback", "network-loopback"}));
+  EXPECT_EQ(ids(1), (std::vector<std::string>{
+                        "profiles.lo.network.allow:192.0.2.1:53", "network.allow:127.0.0.1:22",
+                        "network.allow:10.0.0.0/8:443", "network-loopback", "network-loopback"}));
   EXPECT_EQ(plan.network[2].mode, NetworkMode::None);
   EXPECT_TRUE(plan.network[2].entries.empty());
 }

@@ -14,15 +14,15 @@
 #include <netinet/in.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
-#include <sys/syscall.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
-#include <cstring>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -48,9 +48,7 @@ bool requireLsm() {
   return v && std::string(v) == "1";
 }
 
-void touch(const std::string& path, const std::string& text = "x") {
-  std::ofstream(path) << text;
-}
+void touch(const std::string& path, const std::string& text = "x") { std::ofstream(path) << text; }
 
 // Results a forked child hands back (shared anonymous memory).
 struct Shared {
@@ -65,10 +63,15 @@ class BpfLsm : public ::testing::Test {
       if (requireLsm()) FAIL() << "SV_REQUIRE_BPF_LSM=1 but not root";
       GTEST_SKIP() << "needs root: euid " << geteuid();
     }
-    std::string detail;
-    auto usable = probeBpfLsm(&detail);
-    if (!usable.ok() || !*usable) {
-      std::string why = usable.ok() ? detail : usable.error().message();
+    // Probed once per binary: a load costs seconds in a TCG guest.
+    static const std::pair<bool, std::string> probe = [] {
+      std::string detail;
+      auto usable = probeBpfLsm(&detail);
+      if (!usable.ok()) return std::make_pair(false, usable.error().message());
+      return std::make_pair(*usable, detail);
+    }();
+    if (!probe.first) {
+      const std::string& why = probe.second;
       if (requireLsm()) FAIL() << "SV_REQUIRE_BPF_LSM=1 but the BPF LSM is unusable: " << why;
       GTEST_SKIP() << "needs the BPF LSM: " << why;
     }
@@ -146,7 +149,7 @@ class BpfLsm : public ::testing::Test {
 
   policy::Decision decide(LsmOp op, const std::string& path, const std::string& profile = "") {
     policy::Request req;
-    req.op = op == LsmOp::Read ? policy::Operation::Read
+    req.op = op == LsmOp::Read    ? policy::Operation::Read
              : op == LsmOp::Write ? policy::Operation::Write
                                   : policy::Operation::Exec;
     req.path = path;
@@ -215,21 +218,32 @@ TEST_F(BpfLsm, DefaultPresetProtectsSecretsOnEveryRoute) {
   };
   const std::string ws = ws_, out = outside_;
   std::vector<Case> cases = {
-      {"create .env.local below", [&] { return openErr(ws + "/sub/.env.local", O_WRONLY | O_CREAT); }, EACCES},
+      {"create .env.local below",
+       [&] { return openErr(ws + "/sub/.env.local", O_WRONLY | O_CREAT); }, EACCES},
       {"create .env below", [&] { return openErr(ws + "/sub/.env", O_WRONLY | O_CREAT); }, EACCES},
       {"write .env", [&] { return openErr(ws + "/.env", O_WRONLY); }, EACCES},
       {"truncate .env", [&] { return errnoOf(::truncate((ws + "/.env").c_str(), 0)); }, EACCES},
       {"unlink .env.prod", [&] { return errnoOf(::unlink((ws + "/.env.prod").c_str())); }, EACCES},
-      {"rename onto .env", [&] { return errnoOf(::rename((ws + "/notes.txt").c_str(), (ws + "/.env").c_str())); }, EACCES},
-      {"rename .env away", [&] { return errnoOf(::rename((ws + "/.env").c_str(), (ws + "/x").c_str())); }, EACCES},
-      {"link to .env.x", [&] { return errnoOf(::link((ws + "/notes.txt").c_str(), (ws + "/.env.x").c_str())); }, EACCES},
-      {"symlink as .env.y", [&] { return errnoOf(::symlink("notes.txt", (ws + "/.env.y").c_str())); }, EACCES},
-      {"write .git/config", [&] { return openErr(ws + "/.git/config", O_WRONLY | O_APPEND); }, EACCES},
-      {"create hook", [&] { return openErr(ws + "/.git/hooks/pre-commit", O_WRONLY | O_CREAT); }, EACCES},
-      {"mkdir in hooks", [&] { return errnoOf(::mkdir((ws + "/.git/hooks/d").c_str(), 0755)); }, EACCES},
+      {"rename onto .env",
+       [&] { return errnoOf(::rename((ws + "/notes.txt").c_str(), (ws + "/.env").c_str())); },
+       EACCES},
+      {"rename .env away",
+       [&] { return errnoOf(::rename((ws + "/.env").c_str(), (ws + "/x").c_str())); }, EACCES},
+      {"link to .env.x",
+       [&] { return errnoOf(::link((ws + "/notes.txt").c_str(), (ws + "/.env.x").c_str())); },
+       EACCES},
+      {"symlink as .env.y",
+       [&] { return errnoOf(::symlink("notes.txt", (ws + "/.env.y").c_str())); }, EACCES},
+      {"write .git/config", [&] { return openErr(ws + "/.git/config", O_WRONLY | O_APPEND); },
+       EACCES},
+      {"create hook", [&] { return openErr(ws + "/.git/hooks/pre-commit", O_WRONLY | O_CREAT); },
+       EACCES},
+      {"mkdir in hooks", [&] { return errnoOf(::mkdir((ws + "/.git/hooks/d").c_str(), 0755)); },
+       EACCES},
       {"read .env", [&] { return openErr(ws + "/.env", O_RDONLY); }, 0},
       {"create file", [&] { return openErr(ws + "/new.txt", O_WRONLY | O_CREAT); }, 0},
-      {"rename file", [&] { return errnoOf(::rename((ws + "/new.txt").c_str(), (ws + "/new2.txt").c_str())); }, 0},
+      {"rename file",
+       [&] { return errnoOf(::rename((ws + "/new.txt").c_str(), (ws + "/new2.txt").c_str())); }, 0},
       {"mkdir", [&] { return errnoOf(::mkdir((ws + "/dir").c_str(), 0755)); }, 0},
       {"rmdir", [&] { return errnoOf(::rmdir((ws + "/dir").c_str())); }, 0},
       {"unlink file", [&] { return errnoOf(::unlink((ws + "/new2.txt").c_str())); }, 0},
@@ -240,10 +254,12 @@ TEST_F(BpfLsm, DefaultPresetProtectsSecretsOnEveryRoute) {
       {"write /dev/null", [&] { return openErr("/dev/null", O_WRONLY); }, 0},
       {"exec /usr/bin/true", [&] { return execErr({"/usr/bin/true"}); }, 0},
       {"exec outside roots", [&] { return execErr({out + "/true"}); }, EACCES},
-      {"symlink into outside", [&] {
+      {"symlink into outside",
+       [&] {
          if (::symlink((out + "/secret").c_str(), (ws + "/ln").c_str()) != 0) return -errno;
          return openErr(ws + "/ln", O_RDONLY);
-       }, EACCES},
+       },
+       EACCES},
   };
   ASSERT_LE(cases.size(), static_cast<size_t>(Shared::kMax));
   int rc = inSession([&] {
@@ -280,12 +296,12 @@ TEST_F(BpfLsm, DefaultPresetProtectsSecretsOnEveryRoute) {
 // Differential: generated requests through Engine::decide and through the
 // kernel (the real syscall in the session), same verdict and rule id.
 TEST_F(BpfLsm, DifferentialAgainstEngine) {
-  const std::vector<std::string> kDirs = {"a", ".git", "hooks", ".env.d", "src", "日本", "sp ace",
-                                          "deep", ".config", "x"};
-  const std::vector<std::string> kFiles = {".env",      ".env.local",   ".env.",   "config",
-                                           "pre-commit", ".envrc",      "x.env",   "main.cpp",
-                                           "ü.txt",     std::string(200, 'L'), ".ENV", "hooks",
-                                           ".supervise.json", "[x]*?"};
+  const std::vector<std::string> kDirs = {"a",    ".git",   "hooks", ".env.d",  "src",
+                                          "日本", "sp ace", "deep",  ".config", "x"};
+  const std::vector<std::string> kFiles = {
+      ".env",   ".env.local", ".env.",           "config", "pre-commit",
+      ".envrc", "x.env",      "main.cpp",        "ü.txt",  std::string(200, 'L'),
+      ".ENV",   "hooks",      ".supervise.json", "[x]*?"};
   std::mt19937 rng(5);
   struct Req {
     std::string path;
@@ -313,15 +329,16 @@ TEST_F(BpfLsm, DifferentialAgainstEngine) {
     }
     reqs.push_back({path, kind == 0 ? LsmOp::Read : LsmOp::Write, kind == 0 ? O_RDONLY : O_WRONLY});
   }
-  for (const char* p : {"/etc/hostname", "/usr/bin/true", "/proc/version", "/work", "/srv",
-                        "/root", "/"})
+  for (const char* p :
+       {"/etc/hostname", "/usr/bin/true", "/proc/version", "/work", "/srv", "/root", "/"})
     reqs.push_back({p, LsmOp::Read, O_RDONLY});
   ASSERT_LE(reqs.size(), static_cast<size_t>(Shared::kMax));
   ASSERT_NO_FATAL_FAILURE(attach());
   ASSERT_FALSE(HasFailure());
 
   ASSERT_EQ(inSession([&] {
-              for (size_t i = 0; i < reqs.size(); ++i) shared_->err[i] = openErr(reqs[i].path, reqs[i].flags);
+              for (size_t i = 0; i < reqs.size(); ++i)
+                shared_->err[i] = openErr(reqs[i].path, reqs[i].flags);
               return 0;
             }),
             0);
@@ -362,9 +379,12 @@ TEST_F(BpfLsm, ProfileSwitchOnExecIsInherited) {
   fs::permissions(ws_ + "/tools/switcher", fs::perms::owner_all);
   const std::string prot = ws_ + "/protected";
   ASSERT_NO_FATAL_FAILURE(attach(R"({
-    "filesystem": {"denyWrite": [")" + prot + R"(/**"]},
-    "exec": {"switch": [{"match": ")" + ws_ + R"(/tools/switcher", "profile": "p"}]},
-    "profiles": {"p": {"filesystem": {"writableRoots": [")" + prot + R"("]}}}
+    "filesystem": {"denyWrite": [")" +
+                                 prot + R"(/**"]},
+    "exec": {"switch": [{"match": ")" +
+                                 ws_ + R"(/tools/switcher", "profile": "p"}]},
+    "profiles": {"p": {"filesystem": {"writableRoots": [")" +
+                                 prot + R"("]}}}
   })"));
   ASSERT_FALSE(HasFailure());
   auto sh = [&](const std::string& shell, const std::string& script) {
@@ -389,8 +409,8 @@ TEST_F(BpfLsm, ProfileSwitchOnExecIsInherited) {
 // device at all) means the LSM let the connect through. No packet can leave
 // the machine: on the host these tests skip, and the guest has no NIC.
 int connectErr(const policy::Ip6& ip, uint16_t port) {
-  bool v4 = ip[10] == 0xff && ip[11] == 0xff && std::all_of(ip.begin(), ip.begin() + 10,
-                                                              [](uint8_t b) { return b == 0; });
+  bool v4 = ip[10] == 0xff && ip[11] == 0xff &&
+            std::all_of(ip.begin(), ip.begin() + 10, [](uint8_t b) { return b == 0; });
   int fd = ::socket(v4 ? AF_INET : AF_INET6, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   if (fd < 0) return -errno;
   int rc;
@@ -435,10 +455,18 @@ TEST_F(BpfLsm, ConnectDifferentialAgainstEngine) {
   for (int i = 0; i < 300; ++i) {
     policy::Ip6 ip;
     switch (rng() % 5) {
-      case 0: ip = v4(192, 0, 2, static_cast<uint8_t>(rng() % 16)); break;
-      case 1: ip = v4(198, 51, 100, static_cast<uint8_t>(120 + rng() % 16)); break;
-      case 2: ip = v4(127, 0, 0, static_cast<uint8_t>(1 + rng() % 3)); break;
-      case 3: ip = v4(203, 0, 113, static_cast<uint8_t>(8 + rng() % 3)); break;
+      case 0:
+        ip = v4(192, 0, 2, static_cast<uint8_t>(rng() % 16));
+        break;
+      case 1:
+        ip = v4(198, 51, 100, static_cast<uint8_t>(120 + rng() % 16));
+        break;
+      case 2:
+        ip = v4(127, 0, 0, static_cast<uint8_t>(1 + rng() % 3));
+        break;
+      case 3:
+        ip = v4(203, 0, 113, static_cast<uint8_t>(8 + rng() % 3));
+        break;
       default: {
         ip = {};
         ip[0] = 0x20, ip[1] = 0x01, ip[2] = 0x0d, ip[3] = static_cast<uint8_t>(0xb8 + rng() % 2);
@@ -455,11 +483,13 @@ TEST_F(BpfLsm, ConnectDifferentialAgainstEngine) {
     int rc = inSession([&] {
       if (!profile.empty()) {
         int pidfd = static_cast<int>(syscall(SYS_pidfd_open, getpid(), 0));
-        if (pidfd < 0 || !filter_->setTaskProfile(pidfd, policy::lsmProfileIndex(plan_, profile)).ok())
+        if (pidfd < 0 ||
+            !filter_->setTaskProfile(pidfd, policy::lsmProfileIndex(plan_, profile)).ok())
           return 4;
         ::close(pidfd);
       }
-      for (size_t i = 0; i < dests.size(); ++i) shared_->err[i] = connectErr(dests[i].first, dests[i].second);
+      for (size_t i = 0; i < dests.size(); ++i)
+        shared_->err[i] = connectErr(dests[i].first, dests[i].second);
       return 0;
     });
     ASSERT_EQ(rc, 0);
