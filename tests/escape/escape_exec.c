@@ -9,11 +9,16 @@
  * symlink to it, a #! script naming it as interpreter, /proc/self/fd/N of
  * an fd on it, execveat(dirfd, name), and a memfd copy run with
  * execveat(AT_EMPTY_PATH) (fexecve).
+ *
+ *   escape_exec race ALLOWED DENIED ROUNDS
+ *
+ * races the execve path pointer between two names of equal length.
  * Exit 0: every route failed; 66: one ran; 2: setup failed.
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <libgen.h>
+#include <pthread.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -76,9 +81,48 @@ static void execRoute(enum Route route, const char* bin) {
   _exit(errno == 0 ? 1 : 100 + (errno & 0x1f));
 }
 
+/* The path buffer flips between an allowed and a denied name (same length,
+ * so a torn read is just a missing file) while another thread calls execve
+ * on it: the supervisor decides on the name it read, then answers CONTINUE
+ * and the kernel reads the buffer again (docs/enforcement.md, "exec"). */
+static char g_race_path[256];
+static const char* g_race_names[2];
+
+static void* flipper(void* arg) {
+  (void)arg;
+  for (unsigned i = 0;; i++) memcpy(g_race_path, g_race_names[i & 1], strlen(g_race_names[0]) + 1);
+  return NULL;
+}
+
+static int execRace(const char* allowed, const char* denied, int rounds) {
+  if (strlen(allowed) != strlen(denied) || strlen(allowed) >= sizeof g_race_path) {
+    fprintf(stderr, "escape_exec race: names must have the same length\n");
+    return kSetupFailed;
+  }
+  g_race_names[0] = allowed;
+  g_race_names[1] = denied;
+  for (int i = 0; i < rounds; i++) {
+    fflush(stdout);
+    pid_t pid = fork();
+    setupOk("fork", pid);
+    if (pid == 0) {
+      strcpy(g_race_path, allowed);
+      pthread_t t;
+      if (pthread_create(&t, NULL, flipper, NULL) != 0) _exit(3);
+      execve(g_race_path, kArgv, environ);
+      _exit(1);
+    }
+    waitpid(pid, NULL, 0);
+  }
+  /* A denied binary that ran printed RAN-DENIED itself. */
+  printf("race rounds=%d done\n", rounds);
+  return finish();
+}
+
 int main(int argc, char** argv) {
+  if (argc >= 5 && !strcmp(argv[1], "race")) return execRace(argv[2], argv[3], atoi(argv[4]));
   if (argc < 2) {
-    fprintf(stderr, "usage: escape_exec DENIED_BINARY\n");
+    fprintf(stderr, "usage: escape_exec DENIED_BINARY | race ALLOWED DENIED ROUNDS\n");
     return kSetupFailed;
   }
   static const struct {
