@@ -38,6 +38,29 @@ static inline void setupOk(const char* what, long rc) {
   }
 }
 
+/* The optional argument after the case name (a pid, a path). */
+static const char* g_arg;
+
+struct AttackCase {
+  const char* name;
+  void (*run)(void);
+};
+
+/* argv[1] names the case; argv[2], if any, goes to g_arg. */
+static inline int dispatch(const struct AttackCase* cases, size_t n, int argc, char** argv) {
+  for (size_t i = 0; argc >= 2 && i < n; i++) {
+    if (strcmp(argv[1], cases[i].name) != 0) continue;
+    g_arg = argc > 2 ? argv[2] : NULL;
+    cases[i].run();
+    fflush(stdout);
+    return g_escaped ? kEscaped : kBlocked;
+  }
+  fprintf(stderr, "usage: %s CASE [ARG]; cases:", argv[0]);
+  for (size_t i = 0; i < n; i++) fprintf(stderr, " %s", cases[i].name);
+  fprintf(stderr, "\n");
+  return kSetupFailed;
+}
+
 static inline int finish(void) {
   fflush(stdout);
   return g_escaped ? kEscaped : kBlocked;

@@ -128,9 +128,12 @@ int main(int argc, char** argv) {
   static const struct {
     enum Route route;
     const char* name;
-  } kRoutes[] = {{kPath, "execve(path)"},           {kSymlink, "execve(symlink to it)"},
-                 {kScript, "#! script naming it"},  {kProcFd, "execve(/proc/self/fd/N)"},
-                 {kExecveatDirfd, "execveat(dirfd, name)"}, {kMemfd, "memfd copy + execveat(AT_EMPTY_PATH)"}};
+  } kRoutes[] = {{kPath, "execve(path)"},
+                 {kSymlink, "execve(symlink to it)"},
+                 {kScript, "#! script naming it"},
+                 {kProcFd, "execve(/proc/self/fd/N)"},
+                 {kExecveatDirfd, "execveat(dirfd, name)"},
+                 {kMemfd, "memfd copy + execveat(AT_EMPTY_PATH)"}};
   for (size_t i = 0; i < sizeof kRoutes / sizeof *kRoutes; i++) {
     fflush(stdout);
     pid_t pid = fork();

@@ -194,7 +194,9 @@ static void viaVfork(void) {
 
 /* Another process's fd table through /proc/PID/fd/N: ARG is the pid of a
  * process outside the session holding a pipe as fd 0; then the supervisor's. */
-static void foreignFd(const char* pid) {
+static void foreignFd(void) {
+  const char* pid = g_arg;
+  if (!pid) setupOk("foreign-fd needs a pid", -1);
   char path[64];
   snprintf(path, sizeof path, "/proc/%s/fd/0", pid);
   int fd = open(path, O_WRONLY | O_CLOEXEC);
@@ -220,25 +222,11 @@ static void foreignFd(const char* pid) {
 }
 
 int main(int argc, char** argv) {
-  if (argc < 2) {
-    fprintf(stderr, "usage: escape_fs CASE [ARG]\n");
-    return kSetupFailed;
-  }
-  const char* c = argv[1];
-  if (!strcmp(c, "hardlink")) hardlink();
-  else if (!strcmp(c, "rename-onto")) renameOnto();
-  else if (!strcmp(c, "opath-reopen")) opathReopen();
-  else if (!strcmp(c, "proc-root")) procRoot();
-  else if (!strcmp(c, "dotdot")) dotdot();
-  else if (!strcmp(c, "long-path")) longPath();
-  else if (!strcmp(c, "non-utf8")) nonUtf8();
-  else if (!strcmp(c, "openat2")) oddOpenat2();
-  else if (!strcmp(c, "fd-metadata")) fdMetadata();
-  else if (!strcmp(c, "vfork")) viaVfork();
-  else if (!strcmp(c, "foreign-fd") && argc > 2) foreignFd(argv[2]);
-  else {
-    fprintf(stderr, "escape_fs: unknown case %s\n", c);
-    return kSetupFailed;
-  }
-  return finish();
+  static const struct AttackCase kCases[] = {
+      {"hardlink", hardlink},  {"rename-onto", renameOnto}, {"opath-reopen", opathReopen},
+      {"proc-root", procRoot}, {"dotdot", dotdot},          {"long-path", longPath},
+      {"non-utf8", nonUtf8},   {"openat2", oddOpenat2},     {"fd-metadata", fdMetadata},
+      {"vfork", viaVfork},     {"foreign-fd", foreignFd},
+  };
+  return dispatch(kCases, sizeof kCases / sizeof *kCases, argc, argv);
 }

@@ -120,10 +120,14 @@ static void unixConnect(const char* name, int abstract) {
 }
 
 int main(int argc, char** argv) {
-  if (argc >= 4 && !strcmp(argv[1], "udp")) udp(argv[2], atoi(argv[3]));
-  else if (argc >= 4 && !strcmp(argv[1], "tcp")) tcp(argv[2], atoi(argv[3]));
-  else if (argc >= 3 && !strcmp(argv[1], "abstract")) unixConnect(argv[2], 1);
-  else if (argc >= 3 && !strcmp(argv[1], "unix")) unixConnect(argv[2], 0);
+  if (argc >= 4 && !strcmp(argv[1], "udp"))
+    udp(argv[2], atoi(argv[3]));
+  else if (argc >= 4 && !strcmp(argv[1], "tcp"))
+    tcp(argv[2], atoi(argv[3]));
+  else if (argc >= 3 && !strcmp(argv[1], "abstract"))
+    unixConnect(argv[2], 1);
+  else if (argc >= 3 && !strcmp(argv[1], "unix"))
+    unixConnect(argv[2], 0);
   else {
     fprintf(stderr, "usage: escape_net udp|tcp IP PORT | abstract NAME | unix PATH\n");
     return kSetupFailed;

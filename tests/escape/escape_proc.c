@@ -59,7 +59,9 @@ static void i386GetPid(void) {
 
 static void x32GetPid(void) { syscall(0x40000000L | SYS_getpid); }
 
-static void x32Ptrace(void) { syscall(0x40000000L | 521 /* x32 ptrace */, PTRACE_TRACEME, 0, 0, 0); }
+static void x32Ptrace(void) {
+  syscall(0x40000000L | 521 /* x32 ptrace */, PTRACE_TRACEME, 0, 0, 0);
+}
 
 static void foreignAbi(void) {
   mustKill("int 0x80 (i386 getpid)", i386GetPid);
@@ -144,7 +146,9 @@ static void ptraceCase(void) {
 }
 
 /* ARG: the pid of a process outside the session, owned by the same uid. */
-static void signals(const char* outside) {
+static void signals(void) {
+  const char* outside = g_arg;
+  if (!outside) setupOk("signals needs a pid", -1);
   pid_t sv = getppid();
   /* Signal 0 first: a success proves reach without doing harm. */
   mustFail("kill(SUPERVISOR, 0)", kill(sv, 0));
@@ -297,22 +301,10 @@ static void pidsLimit(void) {
 }
 
 int main(int argc, char** argv) {
-  if (argc < 2) {
-    fprintf(stderr, "usage: escape_proc CASE [ARG]\n");
-    return kSetupFailed;
-  }
-  const char* c = argv[1];
-  if (!strcmp(c, "foreign-abi")) foreignAbi();
-  else if (!strcmp(c, "io-uring")) ioUring();
-  else if (!strcmp(c, "namespaces")) namespaces();
-  else if (!strcmp(c, "ptrace")) ptraceCase();
-  else if (!strcmp(c, "signals") && argc > 2) signals(argv[2]);
-  else if (!strcmp(c, "capabilities")) capabilities();
-  else if (!strcmp(c, "handles")) handles();
-  else if (!strcmp(c, "pids-limit")) pidsLimit();
-  else {
-    fprintf(stderr, "escape_proc: unknown case %s\n", c);
-    return kSetupFailed;
-  }
-  return finish();
+  static const struct AttackCase kCases[] = {
+      {"foreign-abi", foreignAbi}, {"io-uring", ioUring},     {"namespaces", namespaces},
+      {"ptrace", ptraceCase},      {"signals", signals},      {"capabilities", capabilities},
+      {"handles", handles},        {"pids-limit", pidsLimit},
+  };
+  return dispatch(kCases, sizeof kCases / sizeof *kCases, argc, argv);
 }

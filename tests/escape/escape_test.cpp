@@ -393,8 +393,8 @@ TEST_F(EscapeTest, ExecDenyGlobByEveryRoute) {
   fs::copy_file("/bin/echo", ws_ + "/denied-tool");
   std::ofstream(root_ + "/policy.json")
       << R"({"version": 1, "exec": {"deny": [{"path": "./denied-tool", "id": "no-tool"}]}})";
-  Outcome o = supervise({"--policy", root_ + "/policy.json"},
-                        {prog("escape_exec"), ws_ + "/denied-tool"});
+  Outcome o =
+      supervise({"--policy", root_ + "/policy.json"}, {prog("escape_exec"), ws_ + "/denied-tool"});
   EXPECT_GE(o.denials("exec", "no-tool"), 1) << o.describe();
   if (onlyKnownEscapes(o, {"#! script"}))
     GTEST_SKIP() << "known escape: a #! script whose interpreter is exec.deny'd runs it (the "
@@ -576,8 +576,8 @@ class NetEscape : public EscapeTest {
 
 TEST_F(NetEscape, UdpWithoutConnectAndMappedV6) {
   controlReachable();
-  Outcome o = supervise({}, {prog("escape_net"), "udp", "198.51.100.1", "4242"},
-                        "/run/netns/" + side_);
+  Outcome o =
+      supervise({}, {prog("escape_net"), "udp", "198.51.100.1", "4242"}, "/run/netns/" + side_);
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
   EXPECT_EQ(received(), "") << "the test host saw traffic";
   EXPECT_EQ(o.status, kBlocked) << o.describe();
@@ -585,8 +585,8 @@ TEST_F(NetEscape, UdpWithoutConnectAndMappedV6) {
 }
 
 TEST_F(NetEscape, TcpConnectMappedV6AndFastOpen) {
-  Outcome o = supervise({}, {prog("escape_net"), "tcp", "198.51.100.1", "4242"},
-                        "/run/netns/" + side_);
+  Outcome o =
+      supervise({}, {prog("escape_net"), "tcp", "198.51.100.1", "4242"}, "/run/netns/" + side_);
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
   EXPECT_EQ(received(), "") << "the test host saw traffic";
   EXPECT_EQ(o.status, kBlocked) << o.describe();

@@ -39,7 +39,8 @@ bool isNormal(std::string_view p) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view input(reinterpret_cast<const char*>(data), size);
   size_t nul = input.find('\0');
-  std::string_view cwd = nul == std::string_view::npos ? std::string_view("/ws") : input.substr(0, nul);
+  std::string_view cwd =
+      nul == std::string_view::npos ? std::string_view("/ws") : input.substr(0, nul);
   std::string_view path = nul == std::string_view::npos ? input : input.substr(nul + 1);
 
   std::string out = sv::policy::normalizePath(cwd, path);
