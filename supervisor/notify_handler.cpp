@@ -13,6 +13,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <climits>
 #include <cstring>
 #include <vector>
 #include <memory>
@@ -90,6 +91,8 @@ NotifyHandler::NotifyHandler(const policy::Engine& engine, tracer::NotifyListene
                              AuditLog& audit, NotifyOptions options)
     : engine_(engine), listener_(listener), audit_(audit), options_(std::move(options)) {
   has_profiles_ = !engine_.policy().profiles.empty();
+  raw_.reserve(kPathMax);
+  abs_.reserve(2 * kPathMax + 2);  // a base directory of up to PATH_MAX, plus the argument
 }
 
 void NotifyHandler::handleOne() {
@@ -265,21 +268,21 @@ bool NotifyHandler::resolve(Call& c, int dirfd, uint64_t addr, const ResolveOpti
   if (!readPath(c, addr, &path)) return false;
   if (c.tgid == 0) c.tgid = c.tid;
   if (fastEligible(path) && !options.beneath && !options.no_symlinks && !options.no_magiclinks) {
-    auto abs = lexicalTargetPath(c.tid, c.tgid, dirfd, path);
-    if (abs && *abs != "/") {
-      const size_t slash = abs->rfind('/');
-      const std::string dir = slash == 0 ? "/" : abs->substr(0, slash);
+    std::string abs;
+    if (lexicalTargetPath(c.tid, c.tgid, dirfd, path, abs) && abs != "/") {
+      const size_t slash = abs.rfind('/');
+      const std::string dir = slash == 0 ? "/" : abs.substr(0, slash);
       int parent = openNoSymlinks(dir, O_PATH | O_DIRECTORY);
       if (parent >= 0) {
         out->parent.reset(parent);
-        out->name = abs->substr(slash + 1);
+        out->name = abs.substr(slash + 1);
         int obj = ::openat(parent, out->name.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC);
         if (obj >= 0) out->object.reset(obj);
         struct stat st;
         const bool final_link = obj >= 0 && options.follow_final &&
                                 ::fstat(obj, &st) == 0 && S_ISLNK(st.st_mode);
         if (!final_link && (obj >= 0 || errno == ENOENT)) {
-          out->real_path = std::move(*abs);
+          out->real_path = std::move(abs);
           return true;
         }
         *out = ResolvedPath{};
@@ -343,6 +346,7 @@ bool NotifyHandler::record(Call& c, Operation op, std::string_view real_path,
     ev.operation = c.operation;
     ev.syscall = c.syscall;
     ev.syscall_nr = c.req.data.nr;
+    ev.arch = c.req.data.arch;
     ev.decision = !deny ? "allow" : enforce ? "deny" : "would-deny";
     ev.enforced_by = "seccomp";
     ev.err = enforce ? EACCES : 0;
@@ -417,33 +421,25 @@ void NotifyHandler::handleOpen(Call& c, int dirfd, uint64_t path, int flags, uns
   options.beneath = resolve_flags & RESOLVE_BENEATH;
 
   // Fast path: an allowed open of a symlink-free path is done in one openat2
-  // (see lexicalTargetPath); anything else takes the walk below.
-  std::string raw;
-  if (!readPath(c, path, &raw)) return;
+  // (see lexicalTargetPath); anything else takes the walk below. It works in
+  // the handler's two scratch strings, so it allocates nothing.
+  if (!readPath(c, path, &raw_)) return;
   if (c.tgid == 0) c.tgid = c.tid;
   const Operation op = write ? Operation::Write : Operation::Read;
-  if (resolve_flags == 0 && !tmpfile && fastEligible(raw)) {
-    auto abs = lexicalTargetPath(c.tid, c.tgid, dirfd, raw);
-    if (abs) {
-      const policy::Decision decision = decide(c, op, *abs);
-      if (decision.verdict == Verdict::Allow) {
-        // Most O_CREAT opens find the file already there: try without O_CREAT
-        // first and read the target's umask only for a real create.
-        const unsigned open_flags = static_cast<unsigned>(flags) & kOpenFlags;
-        const pid_t tid = c.tid;
-        auto open_fn = [path = *abs, open_flags, mode, creat, tid](int extra) {
-          int fd = -ENOENT;
-          if (!(open_flags & O_EXCL)) fd = openNoSymlinks(path, (open_flags & ~O_CREAT) | extra);
-          if (fd == -ENOENT && creat)  // a real create: only now is the umask needed
-            fd = openNoSymlinks(path, open_flags | extra, mode & ~targetUmask(tid));
-          return fd;
-        };
-        const int fd = open_fn(O_NONBLOCK);
-        if (fd != -ELOOP) {
-          record(c, op, *abs, decision);
-          return injectOpened(c, fd, flags, open_fn);
-        }
-        if (fd >= 0) ::close(fd);
+  if (resolve_flags == 0 && !tmpfile && fastEligible(raw_) &&
+      lexicalTargetPath(c.tid, c.tgid, dirfd, raw_, abs_)) {
+    const policy::Decision decision = decide(c, op, abs_);
+    if (decision.verdict == Verdict::Allow) {
+      Reopen reopen;
+      reopen.path = abs_;
+      reopen.flags = static_cast<unsigned>(flags) & kOpenFlags;
+      reopen.mode = mode;
+      reopen.creat = creat;
+      reopen.tid = c.tid;
+      const int fd = reopen(O_NONBLOCK);
+      if (fd != -ELOOP) {
+        record(c, op, abs_, decision);
+        return injectOpened(c, fd, flags, &reopen);
       }
     }
   }
@@ -471,13 +467,10 @@ void NotifyHandler::handleOpen(Call& c, int dirfd, uint64_t path, int flags, uns
       if (target.must_be_dir && !S_ISDIR(st.st_mode)) return finish(c, -ENOTDIR);
       // Reopen exactly the inode we decided on. O_NOFOLLOW would stop at the
       // magic link itself; the symlink case was handled above.
-      auto object = std::make_shared<UniqueFd>(std::move(target.object));
-      const int reopen_flags = (base_flags & ~(O_CREAT | O_EXCL | O_NOFOLLOW)) | O_CLOEXEC;
-      auto open_fn = [object, reopen_flags](int extra) {
-        int fd = ::open(procFd(object->get()).c_str(), reopen_flags | extra);
-        return fd < 0 ? -errno : fd;
-      };
-      return injectOpened(c, open_fn(O_NONBLOCK), flags, open_fn);
+      Reopen reopen;
+      reopen.object_fd = target.object.get();
+      reopen.flags = static_cast<unsigned>(base_flags & ~(O_CREAT | O_EXCL | O_NOFOLLOW));
+      return injectOpened(c, reopen(O_NONBLOCK), flags, &reopen);
     }
     if (!creat) return finish(c, -ENOENT);
     if (target.must_be_dir) return finish(c, -EISDIR);
@@ -492,7 +485,22 @@ void NotifyHandler::handleOpen(Call& c, int dirfd, uint64_t path, int flags, uns
   finish(c, -ELOOP);
 }
 
-void NotifyHandler::injectOpened(Call& c, int fd, int flags, const std::function<int(int)>& reopen) {
+int NotifyHandler::Reopen::operator()(int extra) const {
+  if (object_fd >= 0) {
+    char proc[64];
+    std::snprintf(proc, sizeof proc, "/proc/self/fd/%d", object_fd);
+    const int fd = ::open(proc, static_cast<int>(flags) | O_CLOEXEC | extra);
+    return fd < 0 ? -errno : fd;
+  }
+  // Most O_CREAT opens find the file already there: try without O_CREAT
+  // first and read the target's umask only for a real create.
+  int fd = -ENOENT;
+  if (!(flags & O_EXCL)) fd = openNoSymlinks(path, (flags & ~O_CREAT) | extra);
+  if (fd == -ENOENT && creat) fd = openNoSymlinks(path, flags | extra, mode & ~targetUmask(tid));
+  return fd;
+}
+
+void NotifyHandler::injectOpened(Call& c, int fd, int flags, const Reopen* reopen) {
   // The open was tried with O_NONBLOCK: a FIFO's writer would otherwise block
   // the supervisor (and every other process waiting on a decision) until a
   // reader shows up. ENXIO is the kernel saying "that open would wait": do the
@@ -503,10 +511,17 @@ void NotifyHandler::injectOpened(Call& c, int fd, int flags, const std::function
     const uint64_t id = c.req.id;
     const bool cloexec = (flags & O_CLOEXEC) != 0;
     try {
-      std::thread([dup_listener, id, cloexec, reopen] {
+      // The thread outlives this request's scratch strings and fds: it gets
+      // its own copy of the path and of the object fd.
+      std::string path(reopen->path);
+      UniqueFd object(reopen->object_fd >= 0 ? ::fcntl(reopen->object_fd, F_DUPFD_CLOEXEC, 0) : -1);
+      std::thread([dup_listener, id, cloexec, r = *reopen, path = std::move(path),
+                   object = std::move(object)]() mutable {
         auto listener = tracer::NotifyListener::create(UniqueFd(dup_listener));
         if (!listener) return;
-        const int opened = reopen(0);
+        r.path = path;
+        r.object_fd = object.get();
+        const int opened = r(0);
         if (opened < 0) {
           (void)listener->respondErrno(id, -opened);
           return;

@@ -16,7 +16,6 @@
 #include <linux/seccomp.h>
 #include <sys/types.h>
 
-#include <functional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -83,9 +82,22 @@ class NotifyHandler {
   bool record(Call& call, policy::Operation op, std::string_view real_path,
               const policy::Decision& decision);
   bool permit(Call& call, policy::Operation op, std::string_view real_path);
+  // How to (re)open the target of an emulated open: its absolute path from
+  // the root without symlinks (fast path), or an O_PATH fd of the inode we
+  // decided on. A value rather than a closure, so the hot path allocates
+  // nothing. operator() returns the fd or -errno.
+  struct Reopen {
+    std::string_view path;  // not owned
+    int object_fd = -1;     // not owned; used when >= 0
+    unsigned flags = 0;     // open(2) flags without O_CLOEXEC
+    unsigned mode = 0;
+    bool creat = false;     // may create: the target's umask applies
+    pid_t tid = 0;
+    int operator()(int extra_flags) const;
+  };
   // Hands an fd opened for the target to it (ADDFD|SEND); see the .cpp for
-  // why `fd` was opened O_NONBLOCK and what `reopen` is for.
-  void injectOpened(Call& call, int fd, int flags, const std::function<int(int)>& reopen);
+  // why `fd` was opened O_NONBLOCK and what `reopen` (may be null) is for.
+  void injectOpened(Call& call, int fd, int flags, const Reopen* reopen);
   // Answers with the result of an emulated syscall (rc < 0: -errno).
   void finish(Call& call, long rc);
 
@@ -99,6 +111,9 @@ class NotifyHandler {
   ProcessCache processes_;
   bool has_profiles_ = false;
   std::unordered_map<pid_t, std::string> profiles_;  // tgid -> profile (only with profiles)
+  // Scratch for the open fast path (the path argument, its absolute form),
+  // reused so that steady state allocates nothing.
+  std::string raw_, abs_;
   uint64_t handled_ = 0;
 };
 

@@ -10,6 +10,7 @@
 #include <linux/openat2.h>
 #include <sys/syscall.h>
 
+#include <climits>
 #include <cstdio>
 #include <deque>
 
@@ -82,21 +83,27 @@ int rootFd() {
   return fd;
 }
 
-int openNoSymlinks(const std::string& abs_path, uint64_t flags, uint64_t mode) {
+int openNoSymlinks(std::string_view abs_path, uint64_t flags, uint64_t mode) {
+  while (!abs_path.empty() && abs_path.front() == '/') abs_path.remove_prefix(1);
+  char rel[2 * PATH_MAX + 1];  // NUL-terminated copy on the stack: no allocation
+  if (abs_path.size() >= sizeof rel) return -ENAMETOOLONG;
+  abs_path.copy(rel, abs_path.size());
+  rel[abs_path.size()] = '\0';
   open_how how{};
   how.flags = flags | O_CLOEXEC;
   how.mode = mode;
   how.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
-  const char* rel = abs_path.c_str();
-  while (*rel == '/') ++rel;
-  if (*rel == '\0') rel = ".";
-  long fd = ::syscall(SYS_openat2, rootFd(), rel, &how, sizeof how);
+  long fd = ::syscall(SYS_openat2, rootFd(), abs_path.empty() ? "." : rel, &how, sizeof how);
   return fd < 0 ? -errno : static_cast<int>(fd);
 }
 
-Result<std::string> lexicalTargetPath(pid_t tid, pid_t tgid, int dirfd, std::string_view path) {
+Status lexicalTargetPath(pid_t tid, pid_t tgid, int dirfd, std::string_view path,
+                         std::string& out) {
   if (path.empty()) return Error{ENOENT, "empty path"};
-  if (path[0] == '/') return policy::normalizePath("/", path);
+  if (path[0] == '/') {
+    policy::normalizePathInto("/", path, out);
+    return {};
+  }
   char link[64];
   if (dirfd == AT_FDCWD)
     std::snprintf(link, sizeof link, "/proc/%d/cwd", tid);
@@ -108,7 +115,8 @@ Result<std::string> lexicalTargetPath(pid_t tid, pid_t tgid, int dirfd, std::str
     return Error{EBADF, "no path for the base directory"};  // anonymous: walk instead
   const std::string_view base(buf, static_cast<size_t>(n));
   if (base.ends_with(" (deleted)")) return Error{ENOENT, "base directory deleted"};  // walk
-  return policy::normalizePath(base, path);
+  policy::normalizePathInto(base, path, out);
+  return {};
 }
 
 Result<std::string> fdPath(int fd) {

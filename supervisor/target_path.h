@@ -52,9 +52,12 @@ Result<ResolvedPath> resolveTargetPath(pid_t tid, pid_t tgid, int dirfd, std::st
 // the operation then done with openat2(RESOLVE_NO_SYMLINKS) from the root: if
 // any component turns out to be a symlink (including /proc/self, /dev/stdout)
 // the kernel refuses with ELOOP and the caller falls back to the walk above.
-// Returns the absolute lexical path, or an error when it can't be formed
+// Forms the absolute lexical path, or fails when it can't be formed
 // (unreadable dirfd: the caller falls back too).
-Result<std::string> lexicalTargetPath(pid_t tid, pid_t tgid, int dirfd, std::string_view path);
+// The path goes into `out`, reusing its capacity (no allocation once it is
+// big enough: this runs for every notified open).
+Status lexicalTargetPath(pid_t tid, pid_t tgid, int dirfd, std::string_view path,
+                         std::string& out);
 
 // The root directory every target resolves absolute paths against. The tree
 // can't chroot, pivot_root or unshare a mount namespace (no capabilities, no
@@ -63,7 +66,7 @@ int rootFd();
 
 // openat2 from rootFd() with RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS.
 // Returns the fd, or -errno (ELOOP: a symlink was on the way).
-int openNoSymlinks(const std::string& abs_path, uint64_t flags, uint64_t mode = 0);
+int openNoSymlinks(std::string_view abs_path, uint64_t flags, uint64_t mode = 0);
 
 // The kernel's idea of the absolute path of an O_PATH fd (readlink of
 // /proc/self/fd/N), without a " (deleted)" suffix.

@@ -1,0 +1,124 @@
+// The open fast path of NotifyHandler must not allocate in steady state: a
+// child under the code-sandbox filter opens a workspace file for writing
+// again and again, and this process answers with a real NotifyHandler while
+// counting every operator new made during handleOne().
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <new>
+
+#include "policy/compile.h"
+#include "policy/engine.h"
+#include "policy/load.h"
+#include "supervisor/audit_log.h"
+#include "supervisor/notify_handler.h"
+#include "test_util.h"
+#include "tracer/fd_passing.h"
+#include "tracer/notify.h"
+#include "tracer/probe.h"
+#include "tracer/seccomp_filter.h"
+
+// The replacement pair below is malloc/free on purpose; gcc cannot see that.
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+
+namespace {
+std::atomic<bool> g_counting{false};
+std::atomic<long> g_allocations{0};
+}  // namespace
+
+void* operator new(std::size_t n) {
+  if (g_counting.load(std::memory_order_relaxed)) g_allocations.fetch_add(1);
+  if (void* p = std::malloc(n ? n : 1)) return p;
+  throw std::bad_alloc();
+}
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+
+namespace sv::supervisor {
+namespace {
+
+using tracer::testing::TempDir;
+
+constexpr int kOpens = 2000;
+constexpr int kWarmUp = 100;  // first requests fill caches and size buffers
+
+TEST(NotifyHandlerAlloc, WriteOpenFastPathDoesNotAllocate) {
+  SV_REQUIRE_ROOT();
+  const tracer::HostFeatures host = tracer::probeHost();
+  if (!host.seccomp_notify || !host.notify_addfd)
+    GTEST_SKIP() << "needs seccomp user-notify with ADDFD: " << ::testing::PrintToString(host.notes);
+
+  TempDir ws;
+  ASSERT_FALSE(ws.path().empty());
+  // A relative path from a deep cwd: the longest strings the fast path forms.
+  const std::string dir = ws.path() + "/a/fairly/deep/directory/for/the/test";
+  ASSERT_EQ(std::system(("mkdir -p " + dir + " && touch " + dir + "/file.txt").c_str()), 0);
+
+  policy::LoadRequest request;
+  request.workspace = ws.path();
+  request.home = "/root";
+  policy::LoadResult loaded = policy::load(request);
+  ASSERT_TRUE(loaded.ok());
+  const policy::CompiledPolicy compiled = policy::compile(*loaded.policy);
+  auto filter = tracer::buildSeccompFilter(compiled.seccomp);
+  ASSERT_TRUE(filter.ok()) << filter.error().message();
+  const policy::Engine engine(loaded.policy);
+
+  int sv[2];
+  ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    ::close(sv[0]);
+    if (::chdir(dir.c_str()) != 0) _exit(10);
+    const int listener = tracer::installSeccompFilter(*filter);
+    if (listener < 0 || tracer::sendFdOverSocket(sv[1], listener) != 0) _exit(11);
+    ::close(listener);
+    for (int i = 0; i < kOpens; ++i) {
+      const int fd = ::open("file.txt", O_WRONLY | O_CLOEXEC);
+      if (fd < 0) _exit(12);
+      ::close(fd);
+    }
+    _exit(0);
+  }
+  ::close(sv[1]);
+  auto listener_fd = tracer::receiveFdOverSocket(sv[0]);
+  ::close(sv[0]);
+  ASSERT_TRUE(listener_fd.ok()) << listener_fd.error().message();
+  auto listener = tracer::NotifyListener::create(std::move(*listener_fd));
+  ASSERT_TRUE(listener.ok()) << listener.error().message();
+
+  AuditLog audit(SessionInfo{});  // no sinks
+  NotifyOptions options;
+  options.quiet = true;
+  options.audit_allows = false;  // audit encoding is measured by the audit tests
+  options.workspace = ws.path();
+  options.root_pid = child;
+  NotifyHandler handler(engine, *listener, audit, options);
+
+  long steady_allocations = 0;
+  for (;;) {
+    pollfd p{listener->fd(), POLLIN, 0};
+    if (::poll(&p, 1, 10000) <= 0 || !(p.revents & POLLIN)) break;  // HUP: the child is done
+    const bool counting = handler.handled() >= kWarmUp;
+    g_allocations = 0;
+    g_counting = counting;
+    handler.handleOne();
+    g_counting = false;
+    if (counting) steady_allocations += g_allocations.load();
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
+      << tracer::testing::describeStatus(status);
+  EXPECT_GE(handler.handled(), static_cast<uint64_t>(kOpens));
+  EXPECT_EQ(steady_allocations, 0) << "allocations over " << handler.handled() - kWarmUp
+                                   << " steady-state write opens";
+}
+
+}  // namespace
+}  // namespace sv::supervisor
