@@ -136,6 +136,18 @@ int runInit(const std::string& preset, const std::string& output, bool force) {
   return kExitOk;
 }
 
+// The top-level keys in the order policy.md documents them (edits add keys
+// in the order events arrive); unknown keys keep their place after those.
+ordered_json inPolicyOrder(const ordered_json& doc) {
+  ordered_json out = ordered_json::object();
+  for (const char* k : {"version", "mode", "fallback", "filesystem", "exec", "network", "profiles",
+                        "capabilities", "audit"})
+    if (doc.contains(k)) out[k] = doc[k];
+  for (auto it = doc.begin(); it != doc.end(); ++it)
+    if (!out.contains(it.key())) out[it.key()] = it.value();
+  return out;
+}
+
 // Progress on a terminal: "learn: 41% (120000 lines)".
 class Progress {
  public:
@@ -220,7 +232,7 @@ int runLearn(const PolicyArgs& policy_args, const std::string& audit, const std:
 
   // Load the result as a run would and decide every learned event again, in
   // the profile the process is in under the new policy.
-  const std::string text = doc.dump(2) + "\n";
+  const std::string text = inPolicyOrder(doc).dump(2) + "\n";
   auto out_policy = loadText(policy_args, output == "-" ? "<learned>" : output, text, "learn");
   if (!out_policy) return fail("learn", "the learned policy does not load (a bug: please report it)");
   policy::Engine after(out_policy);
