@@ -8,13 +8,18 @@
 // event is never silently lost to an encoding problem.
 #include "supervisor/audit_event.h"
 
+#include <fcntl.h>
+#include <linux/audit.h>
 #include <sys/random.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <charconv>
 #include <cstdio>
 #include <cstring>
 
+#include "common/unique_fd.h"
+#include "supervisor/audit/encode_util.h"
 #include "supervisor/audit/json_writer.h"
 
 namespace sv::supervisor {
@@ -92,6 +97,14 @@ void forEachFlagName(std::string_view operation, int flags, Emit&& emit) {
   openFlagNamesTo(flags, emit);  // open, create, write, read, truncate, mkdir, ...
 }
 
+}  // namespace
+
+void writeFlagNames(JsonWriter& w, std::string_view operation, int flags) {
+  w.beginArray();
+  forEachFlagName(operation, flags, [&](std::string_view n) { w.string(n); });
+  w.endArray();
+}
+
 void writeBase64(JsonWriter& w, std::string_view bytes) {
   std::string& out = w.out();
   w.string({});  // places the comma and the quotes; the digits go between them
@@ -124,6 +137,8 @@ void putArgv(JsonWriter& w, std::string_view key, const std::vector<std::string>
     w.endArray();
   }
 }
+
+namespace {
 
 void writeId(JsonWriter& w, std::string_view key, uint32_t id) {
   w.key(key);
@@ -169,17 +184,50 @@ std::string signalName(int sig) {
   return abbrev ? std::string("SIG") + abbrev : "SIG" + std::to_string(sig);
 }
 
+}  // namespace
+
 void writeTime(JsonWriter& w, timespec time) {
   char buf[kRfc3339Size];
   w.string(std::string_view(buf, formatRfc3339To(buf, time)));
 }
 
-void writeHeader(JsonWriter& w, const SessionInfo& session, timespec time) {
+// event_id: unique across sessions and hosts without a random draw per event.
+void writeEventId(JsonWriter& w, const SessionInfo& session, std::string_view kind,
+                  uint64_t n) {
+  char num[24];
+  auto r = std::to_chars(num, num + sizeof num, n);
+  std::string& out = w.out();
+  w.string(session.session_id);
+  out.pop_back();  // extend the string just written: "<session_id>-<kind><n>"
+  out += '-';
+  out.append(kind);
+  out.append(num, r.ptr);
+  out += '"';
+}
+
+namespace {
+
+// time, event_id (<session_id>-<id_kind><id>), session_id, host, agent.
+void writeHeader(JsonWriter& w, const SessionInfo& session, timespec time,
+                 std::string_view id_kind, uint64_t id) {
   w.key("time");
   writeTime(w, time);
+  w.key("event_id");
+  writeEventId(w, session, id_kind, id);
   putString(w, "session_id", session.session_id);
-  putString(w, "host", session.host);
+  w.key("host");
+  w.beginObject();
+  putString(w, "name", session.host);
+  putString(w, "boot_id", session.boot_id);
+  w.endObject();
+  w.key("agent");
+  w.beginObject();
+  w.member("name", "supervise");
+  putString(w, "version", session.agent_version);
+  w.endObject();
 }
+
+}  // namespace
 
 void writeErrno(JsonWriter& w, int err) {
   if (err == 0) return w.null();
@@ -190,6 +238,8 @@ void writeErrno(JsonWriter& w, int err) {
   char buf[16];
   w.string(std::string_view(buf, size_t(std::snprintf(buf, sizeof buf, "E%d", err))));
 }
+
+namespace {
 
 // Session start/end: rare, so the policy summary may go through nlohmann.
 void writeSessionPart(JsonWriter& w, const AuditEvent& e, const SessionInfo& session) {
@@ -344,6 +394,28 @@ std::string base64Encode(std::string_view bytes) {
   return out;
 }
 
+std::string readBootId() {
+  char buf[64] = {};
+  UniqueFd fd(::open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC));
+  if (!fd) return {};
+  ssize_t n = ::read(fd.get(), buf, sizeof buf - 1);
+  if (n <= 0) return {};
+  std::string id(buf, size_t(n));
+  while (!id.empty() && (id.back() == '\n' || id.back() == ' ')) id.pop_back();
+  return id;
+}
+
+std::string_view archName(uint32_t audit_arch) {
+  switch (audit_arch) {
+    case AUDIT_ARCH_X86_64: return "x86_64";
+    case AUDIT_ARCH_I386: return "i386";
+    case AUDIT_ARCH_AARCH64: return "aarch64";
+    case AUDIT_ARCH_ARM: return "arm";
+    case AUDIT_ARCH_RISCV64: return "riscv64";
+    default: return {};
+  }
+}
+
 std::string newSessionId() {
   unsigned char bytes[16] = {};
   size_t got = 0;
@@ -380,7 +452,7 @@ void encodeEventTo(std::string& out, const AuditEvent& e, const SessionInfo& ses
     w.member("schema_version", kAuditSchemaVersion);
     w.key("seq");
     w.unsignedNumber(seq);
-    writeHeader(w, session, time);
+    writeHeader(w, session, time, "", seq);
     putString(w, "category", e.category);
     putString(w, "operation", e.operation);
     const bool is_session = e.category == "session";
@@ -391,6 +463,9 @@ void encodeEventTo(std::string& out, const AuditEvent& e, const SessionInfo& ses
       e.syscall.empty() ? w.null() : void(w.string(e.syscall));
       w.key("nr");
       e.syscall_nr >= 0 ? w.number(e.syscall_nr) : w.null();
+      w.key("arch");
+      const std::string_view arch = archName(e.arch);
+      arch.empty() ? w.null() : void(w.string(arch));
       w.endObject();
     }
     if (!e.decision.empty()) putString(w, "decision", e.decision);
@@ -403,6 +478,7 @@ void encodeEventTo(std::string& out, const AuditEvent& e, const SessionInfo& ses
       w.key("rule");
       w.beginObject();
       putString(w, "id", e.rule_id);
+      if (!e.rule_name.empty()) putString(w, "name", e.rule_name);
       putString(w, "reason", e.rule_reason);
       if (e.default_rule) {
         w.key("default_rule");
@@ -417,7 +493,15 @@ void encodeEventTo(std::string& out, const AuditEvent& e, const SessionInfo& ses
       putString(w, "sha256", session.policy_sha256);
       w.endObject();
     }
-    if (e.process) writeProcess(w, *e.process);
+    if (e.process) {
+      writeProcess(w, *e.process);
+      w.key("parent");
+      w.beginObject();
+      w.key("pid");
+      e.process->ppid >= 0 ? w.number(e.process->ppid) : w.null();
+      putString(w, "exe", e.process->parent_exe);
+      w.endObject();
+    }
     if (!e.file.path.empty() || !e.file.path2.empty() || e.file.flags >= 0 || e.file.mode >= 0) {
       w.key("file");
       w.beginObject();
@@ -425,9 +509,7 @@ void encodeEventTo(std::string& out, const AuditEvent& e, const SessionInfo& ses
       if (!e.file.path2.empty()) putString(w, "path2", e.file.path2);
       if (e.file.flags >= 0) {
         w.key("flags");
-        w.beginArray();
-        forEachFlagName(e.operation, e.file.flags, [&](std::string_view n) { w.string(n); });
-        w.endArray();
+        writeFlagNames(w, e.operation, e.file.flags);
       }
       if (e.file.mode >= 0) {
         char buf[16];
@@ -485,7 +567,7 @@ std::string encodeDropped(const SessionInfo& session, timespec time, uint64_t co
   JsonWriter w(out);
   w.beginObject();
   w.member("schema_version", kAuditSchemaVersion);
-  writeHeader(w, session, time);
+  writeHeader(w, session, time, "dropped-", first_seq);
   w.member("category", "session");
   w.member("operation", "dropped");
   w.key("dropped");
@@ -503,13 +585,13 @@ std::string encodeDropped(const SessionInfo& session, timespec time, uint64_t co
   return out;
 }
 
-AuditEvent sessionStartEvent(std::vector<std::string> command, nlohmann::json policy_summary,
+AuditEvent sessionStartEvent(std::vector<std::string> command, nlohmann::ordered_json policy,
                              std::vector<std::string> backends) {
   AuditEvent e;
   e.category = "session";
   e.operation = "start";
   e.session.command = std::move(command);
-  e.session.policy = std::move(policy_summary);
+  e.session.policy = std::move(policy);
   e.session.backends = std::move(backends);
   return e;
 }

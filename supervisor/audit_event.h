@@ -21,15 +21,17 @@
 
 namespace sv::supervisor {
 
-inline constexpr std::string_view kAuditSchemaVersion = "1.0";
+// 1.1: event_id, host{name,boot_id}, agent, syscall.arch, rule.name, parent.
+inline constexpr std::string_view kAuditSchemaVersion = "1.1";
 
 // Constant for the whole session; written into every event.
 struct SessionInfo {
   std::string session_id;  // random 128-bit hex, see newSessionId()
-  std::string host;
+  std::string host;  // host name
   std::string policy_name;
   std::string policy_sha256;
   std::string agent_version;
+  std::string boot_id;  // /proc/sys/kernel/random/boot_id, see readBootId()
 };
 
 // How the supervised command ended (session end event).
@@ -52,10 +54,12 @@ struct AuditEvent {
   std::string operation;  // open | write | create | unlink | rename | ... | exec | connect | ...
   std::string syscall;    // "openat"; empty when not from a syscall
   int syscall_nr = -1;
+  uint32_t arch = 0;        // AUDIT_ARCH_* of the syscall (seccomp_data.arch), 0 = unknown
   std::string decision;     // allow | deny | would-deny
   std::string enforced_by;  // seccomp | landlock | cgroup-bpf | bpf-lsm | ...
   int err = 0;              // positive errno returned to the caller, 0 = none
   std::string rule_id, rule_reason;
+  std::string rule_name;  // the rule's pattern as written, when the backend knows it
   bool default_rule = false;
   const ProcessInfo* process = nullptr;  // not owned; must outlive encode/emit
   struct {
@@ -74,12 +78,14 @@ struct AuditEvent {
   // Session start / end events only (category "session"). Left empty otherwise.
   struct {
     std::vector<std::string> command;
-    nlohmann::json policy;  // summary: name, mode, ... (object), null when unset
+    nlohmann::ordered_json policy;  // the effective policy (policy_json.h), null when unset
     std::vector<std::string> backends;
     bool has_exit = false;
     ExitStatus exit;
     bool has_counters = false;
     AuditCounters counters;
+    // operation "dropped" (OCSF/ECS; the native record is encodeDropped()).
+    uint64_t dropped_count = 0, dropped_first = 0, dropped_last = 0, dropped_total = 0;
   } session;
 };
 
@@ -97,7 +103,7 @@ std::string encodeEvent(const AuditEvent& event, const SessionInfo& session, uin
 std::string encodeDropped(const SessionInfo& session, timespec time, uint64_t count,
                           uint64_t first_seq, uint64_t last_seq, uint64_t total);
 
-AuditEvent sessionStartEvent(std::vector<std::string> command, nlohmann::json policy_summary,
+AuditEvent sessionStartEvent(std::vector<std::string> command, nlohmann::ordered_json policy,
                              std::vector<std::string> backends);
 AuditEvent sessionEndEvent(ExitStatus exit, const AuditCounters& counters);
 
@@ -113,5 +119,7 @@ std::string toValidUtf8(std::string_view s);  // invalid bytes → U+FFFD
 std::string base64Encode(std::string_view bytes);
 void base64Append(std::string& out, std::string_view bytes);
 std::string newSessionId();  // 32 lowercase hex chars from getrandom()
+std::string readBootId();    // the kernel's boot id, "" when unreadable
+std::string_view archName(uint32_t audit_arch);  // "x86_64", "i386", "aarch64", ...; "" unknown
 
 }  // namespace sv::supervisor

@@ -165,7 +165,7 @@ uint64_t AuditLog::emitLocked(const AuditEvent& event) {
   const timespec now = realtimeNow();
   const int64_t now_ns = toNs(now);
   line_.clear();
-  encodeEventTo(line_, event, session_, seq, now);
+  encodeEventAs(options_.format, line_, event, session_, seq, now);
   line_ += '\n';
   const std::string_view line = line_;
   // Session start/end are rare and carry the counters: never drop them.
@@ -227,7 +227,7 @@ void AuditLog::drop(Sink& sink, uint64_t seq) {
 
 void AuditLog::maybeReportDrops(Sink& sink, timespec now, bool force) {
   if (sink.lost_count == 0 || sink.failed) return;
-  std::string line = encodeDropped(session_, now, sink.lost_count, sink.lost_first, sink.lost_last,
+  std::string line = encodeDroppedAs(options_.format, session_, now, sink.lost_count, sink.lost_first, sink.lost_last,
                                    sink.lost_total);
   line += '\n';
   if (!force && sink.pending() + line.size() > options_.max_buffer_bytes) return;

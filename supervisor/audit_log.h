@@ -32,11 +32,13 @@
 
 #include "common/result.h"
 #include "common/unique_fd.h"
+#include "supervisor/audit/formats.h"
 #include "supervisor/audit_event.h"
 
 namespace sv::supervisor {
 
 struct AuditLogOptions {
+  AuditFormat format = AuditFormat::Native;  // every sink gets the same format
   size_t max_buffer_bytes = 4u << 20;  // per sink; session events may exceed it
   // A line emitted within this long of the sink's last write waits for the
   // batch to fill or for flush(); zero writes every line at once.

@@ -156,6 +156,9 @@ ProcessInfo readProcessInfo(int pid, int tid) {
     }
   }
   info.exe = readLink(proc + "/exe");
+  // The parent's binary tells "bash ran curl" from "node ran curl"; it may be
+  // outside the supervised tree (the supervisor itself for the root process).
+  if (info.ppid > 0) info.parent_exe = readLink("/proc/" + std::to_string(info.ppid) + "/exe");
   info.cwd = readLink(task + "/cwd");
   if (info.cwd.empty()) info.cwd = readLink(proc + "/cwd");
   return info;

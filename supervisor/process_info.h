@@ -31,6 +31,7 @@ struct ProcessInfo {
   std::string exe;      // readlink /proc/PID/exe, as seen from the supervisor's mount ns
   std::string cwd;      // readlink /proc/PID/task/TID/cwd
   std::string profile;  // policy profile, set by the supervisor's process table
+  std::string parent_exe;  // readlink /proc/PPID/exe; empty when unknown
   std::vector<std::string> argv;
 };
 

@@ -80,6 +80,14 @@ class JsonWriter {
     out_ += '"';
     return valid;
   }
+  // A string written in pieces (cmd_line = argv joined by spaces).
+  void beginString() {
+    comma();
+    out_ += '"';
+  }
+  bool stringPiece(std::string_view s) { return escaped(s); }
+  void endString() { out_ += '"'; }
+
   void number(int64_t v) { integer(v); }
   void unsignedNumber(uint64_t v) { integer(v); }
   void null() {

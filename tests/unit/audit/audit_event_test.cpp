@@ -1,11 +1,15 @@
-// encodeEvent(): the native schema 1.0 as docs/audit-events.md describes it.
+// encodeEvent(): the native schema 1.1 as docs/audit-events.md describes it.
 #include "supervisor/audit_event.h"
+
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <linux/audit.h>
 
 #include <nlohmann/json.hpp>
 #include <regex>
+
+#include "supervisor/audit/sha256.h"
 
 namespace sv::supervisor {
 namespace {
@@ -14,7 +18,7 @@ using nlohmann::json;
 
 SessionInfo testSession() {
   return SessionInfo{"0123456789abcdef0123456789abcdef", "build-host", "code-sandbox",
-                     std::string(64, 'a'), "0.1.0"};
+                     std::string(64, 'a'), "0.1.0", "b00t"};
 }
 
 ProcessInfo testProcess() {
@@ -30,6 +34,7 @@ ProcessInfo testProcess() {
   p.exe = "/usr/bin/python3.11";
   p.cwd = "/work";
   p.profile = "base";
+  p.parent_exe = "/usr/bin/bash";
   p.argv = {"python3", "x.py"};
   return p;
 }
@@ -41,6 +46,7 @@ TEST(AuditEventTest, EncodesEveryRequiredField) {
   e.operation = "open";
   e.syscall = "openat";
   e.syscall_nr = 257;
+  e.arch = AUDIT_ARCH_X86_64;
   e.decision = "deny";
   e.enforced_by = "seccomp";
   e.err = EACCES;
@@ -53,14 +59,16 @@ TEST(AuditEventTest, EncodesEveryRequiredField) {
   std::string line = encodeEvent(e, testSession(), 7, timespec{1795948391, 123456789});
   EXPECT_EQ(line.find('\n'), std::string::npos);
   json j = json::parse(line);
-  EXPECT_EQ(j["schema_version"], "1.0");
+  EXPECT_EQ(j["schema_version"], "1.1");
   EXPECT_EQ(j["seq"], 7);
+  EXPECT_EQ(j["event_id"], "0123456789abcdef0123456789abcdef-7");
+  EXPECT_EQ(j["agent"], (json{{"name", "supervise"}, {"version", "0.1.0"}}));
   EXPECT_EQ(j["time"], "2026-11-29T10:33:11.123456789Z");
   EXPECT_EQ(j["session_id"], "0123456789abcdef0123456789abcdef");
-  EXPECT_EQ(j["host"], "build-host");
+  EXPECT_EQ(j["host"], (json{{"name", "build-host"}, {"boot_id", "b00t"}}));
   EXPECT_EQ(j["category"], "file");
   EXPECT_EQ(j["operation"], "open");
-  EXPECT_EQ(j["syscall"], (json{{"name", "openat"}, {"nr", 257}}));
+  EXPECT_EQ(j["syscall"], (json{{"name", "openat"}, {"nr", 257}, {"arch", "x86_64"}}));
   EXPECT_EQ(j["decision"], "deny");
   EXPECT_EQ(j["enforced_by"], "seccomp");
   EXPECT_EQ(j["errno"], "EACCES");
@@ -80,6 +88,7 @@ TEST(AuditEventTest, EncodesEveryRequiredField) {
   EXPECT_EQ(p["argv"], (json{"python3", "x.py"}));
   EXPECT_EQ(p["cwd"], "/work");
   EXPECT_EQ(p["profile"], "base");
+  EXPECT_EQ(j["parent"], (json{{"pid", 1}, {"exe", "/usr/bin/bash"}}));
   EXPECT_EQ(j["file"]["path"], "/work/.env");
   EXPECT_EQ(j["file"]["flags"], (json{"O_WRONLY", "O_CREAT"}));
   EXPECT_EQ(j["file"]["mode"], "0644");
@@ -87,7 +96,7 @@ TEST(AuditEventTest, EncodesEveryRequiredField) {
   EXPECT_FALSE(j.contains("network"));
   EXPECT_FALSE(j.contains("session"));
   // schema_version, seq and time lead every line, for humans and grep.
-  EXPECT_EQ(line.rfind("{\"schema_version\":\"1.0\",\"seq\":7,\"time\":", 0), 0u) << line;
+  EXPECT_EQ(line.rfind("{\"schema_version\":\"1.1\",\"seq\":7,\"time\":", 0), 0u) << line;
 }
 
 TEST(AuditEventTest, AllowHasNullErrnoAndOmitsEmptyObjects) {
@@ -248,6 +257,7 @@ TEST(AuditEventTest, DroppedRecord) {
   json d = json::parse(encodeDropped(SessionInfo{"id", "h"}, timespec{0, 0}, 5, 10, 14, 9));
   EXPECT_EQ(d["operation"], "dropped");
   EXPECT_FALSE(d.contains("seq"));
+  EXPECT_EQ(d["event_id"], "id-dropped-10");
   EXPECT_EQ(d["dropped"], (json{{"count", 5}, {"first_seq", 10}, {"last_seq", 14}, {"total", 9}}));
 }
 
@@ -255,6 +265,34 @@ TEST(AuditEventTest, SessionIdIsRandom128BitHex) {
   std::string a = newSessionId(), b = newSessionId();
   EXPECT_TRUE(std::regex_match(a, std::regex("^[0-9a-f]{32}$"))) << a;
   EXPECT_NE(a, b);
+}
+
+}  // namespace
+}  // namespace sv::supervisor
+
+namespace sv::supervisor {
+namespace {
+
+TEST(AuditEventTest, Sha256MatchesTheFipsVectors) {
+  EXPECT_EQ(sha256Hex(""), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  EXPECT_EQ(sha256Hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  EXPECT_EQ(sha256Hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq"),
+            "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+  EXPECT_EQ(sha256Hex(std::string(1000000, 'a')),
+            "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+  // 55/56/64 bytes: the padding boundaries.
+  EXPECT_EQ(sha256Hex(std::string(55, 'x')).size(), 64u);
+  EXPECT_NE(sha256Hex(std::string(55, 'x')), sha256Hex(std::string(56, 'x')));
+}
+
+TEST(AuditEventTest, ArchNamesAndBootId) {
+  EXPECT_EQ(archName(AUDIT_ARCH_X86_64), "x86_64");
+  EXPECT_EQ(archName(AUDIT_ARCH_I386), "i386");
+  EXPECT_EQ(archName(0), "");
+  const std::string id = readBootId();
+  EXPECT_TRUE(std::regex_match(id, std::regex("[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-"
+                                              "[0-9a-f]{12}")))
+      << id;
 }
 
 }  // namespace

@@ -1,0 +1,66 @@
+// Format dispatch and the helpers the OCSF and ECS encoders share.
+#include "supervisor/audit/formats.h"
+
+#include <charconv>
+
+#include "supervisor/audit/encode_util.h"
+
+namespace sv::supervisor {
+
+std::optional<AuditFormat> parseAuditFormat(std::string_view name) {
+  if (name == "native") return AuditFormat::Native;
+  if (name == "ocsf") return AuditFormat::Ocsf;
+  if (name == "ecs") return AuditFormat::Ecs;
+  return std::nullopt;
+}
+
+void encodeEventAs(AuditFormat format, std::string& out, const AuditEvent& event,
+                   const SessionInfo& session, uint64_t seq, timespec time) {
+  switch (format) {
+    case AuditFormat::Ocsf: return encodeOcsfTo(out, event, session, seq, time);
+    case AuditFormat::Ecs: return encodeEcsTo(out, event, session, seq, time);
+    case AuditFormat::Native: break;
+  }
+  encodeEventTo(out, event, session, seq, time);
+}
+
+std::string encodeDroppedAs(AuditFormat format, const SessionInfo& session, timespec time,
+                            uint64_t count, uint64_t first_seq, uint64_t last_seq,
+                            uint64_t total) {
+  if (format == AuditFormat::Native)
+    return encodeDropped(session, time, count, first_seq, last_seq, total);
+  AuditEvent e;
+  e.category = "session";
+  e.operation = "dropped";
+  e.session.dropped_count = count;
+  e.session.dropped_first = first_seq;
+  e.session.dropped_last = last_seq;
+  e.session.dropped_total = total;
+  std::string out;
+  encodeEventAs(format, out, e, session, 0, time);
+  return out;
+}
+
+std::string_view baseName(std::string_view path) {
+  while (path.size() > 1 && path.back() == '/') path.remove_suffix(1);
+  const size_t slash = path.rfind('/');
+  return slash == std::string_view::npos ? path : path.substr(slash + 1);
+}
+
+void writeJoined(JsonWriter& w, const std::vector<std::string>& argv) {
+  w.beginString();
+  for (size_t i = 0; i < argv.size(); ++i) {
+    if (i) w.stringPiece(" ");
+    w.stringPiece(argv[i]);
+  }
+  w.endString();
+}
+
+void writeIdString(JsonWriter& w, uint32_t id) {
+  if (id == ProcessInfo::kUnknownId) return w.null();
+  char buf[16];
+  auto r = std::to_chars(buf, buf + sizeof buf, id);
+  w.string(std::string_view(buf, size_t(r.ptr - buf)));
+}
+
+}  // namespace sv::supervisor

@@ -1,0 +1,94 @@
+// effectivePolicyJson(): see policy_json.h.
+#include "supervisor/audit/policy_json.h"
+
+#include "supervisor/audit/sha256.h"
+
+namespace sv::supervisor {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+template <typename Rule>
+Json rules(const std::vector<Rule>& list) {
+  Json out = Json::array();
+  for (const auto& r : list) {
+    Json o = {{"id", r.id}, {"pattern", r.pattern}};
+    if (!r.reason.empty()) o["reason"] = r.reason;
+    out.push_back(std::move(o));
+  }
+  return out;
+}
+
+Json filesystem(const policy::FilesystemRules& f) {
+  return {{"readableRoots", rules(f.readable_roots)},
+          {"writableRoots", rules(f.writable_roots)},
+          {"denyRead", rules(f.deny_read)},
+          {"denyWrite", rules(f.deny_write)}};
+}
+
+Json exec(const policy::ExecRules& e) {
+  Json switches = Json::array();
+  for (const auto& s : e.switches)
+    switches.push_back({{"id", s.id}, {"match", s.pattern}, {"profile", s.profile}});
+  return {{"allow", rules(e.allow)}, {"deny", rules(e.deny)}, {"switch", std::move(switches)}};
+}
+
+const char* networkMode(policy::NetworkMode m) {
+  switch (m) {
+    case policy::NetworkMode::None: return "none";
+    case policy::NetworkMode::Localhost: return "localhost";
+    case policy::NetworkMode::Allowlist: return "allowlist";
+    case policy::NetworkMode::All: return "all";
+  }
+  return "unknown";
+}
+
+Json network(const policy::NetworkRules& n) {
+  Json allow = Json::array();
+  for (const auto& r : n.allow) allow.push_back({{"id", r.id}, {"spec", r.spec}});
+  Json o = Json::object();
+  o["mode"] = n.mode ? Json(networkMode(*n.mode)) : Json(nullptr);
+  o["allow"] = std::move(allow);
+  return o;
+}
+
+const char* auditLevel(policy::AuditLevel l) {
+  switch (l) {
+    case policy::AuditLevel::Deny: return "deny";
+    case policy::AuditLevel::Decisions: return "decisions";
+    case policy::AuditLevel::All: return "all";
+  }
+  return "unknown";
+}
+
+}  // namespace
+
+nlohmann::ordered_json effectivePolicyJson(const policy::Policy& p) {
+  Json profiles = Json::object();
+  for (const auto& [name, prof] : p.profiles) {
+    profiles[name] = {{"filesystem", filesystem(prof.filesystem)},
+                      {"exec", exec(prof.exec)},
+                      {"network", network(prof.network)}};
+  }
+  Json j = Json::object();
+  j["version"] = p.version;
+  j["name"] = p.name;
+  j["mode"] = p.mode == policy::Mode::Audit ? "audit" : "enforce";
+  j["fallback"] =
+      p.fallback == policy::Fallback::FailClosed ? "fail-closed" : "unsafe-host-process";
+  j["workspace"] = p.workspace;
+  j["filesystem"] = filesystem(p.filesystem);
+  j["exec"] = exec(p.exec);
+  j["network"] = network(p.network);
+  j["profiles"] = std::move(profiles);
+  j["capabilities"] = p.keep_capabilities;
+  j["audit"] = {{"level", auditLevel(p.audit.level)}};
+  return j;
+}
+
+std::string policyDigest(const policy::Policy& policy) {
+  return sha256Hex(
+      effectivePolicyJson(policy).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+}
+
+}  // namespace sv::supervisor

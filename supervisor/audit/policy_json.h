@@ -1,0 +1,22 @@
+// The effective policy as JSON, for the session start event and its digest.
+//
+// Session start records what the command actually ran under (preset, files,
+// -o overrides and environment already merged), and every event carries
+// policy.sha256 = sha256 of this document's compact dump, so a SIEM can tell
+// two sessions ran the same policy without comparing documents. Canonical:
+// fixed member order, rules in policy order, origins left out (moving a rule
+// to another file does not change what is enforced).
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "policy/model.h"
+
+namespace sv::supervisor {
+
+nlohmann::ordered_json effectivePolicyJson(const policy::Policy& policy);
+// sha256Hex(effectivePolicyJson(policy).dump()).
+std::string policyDigest(const policy::Policy& policy);
+
+}  // namespace sv::supervisor
