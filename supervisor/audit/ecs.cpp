@@ -222,32 +222,7 @@ void encodeEcsTo(std::string& out, const AuditEvent& e, const SessionInfo& sessi
     writeFlagNames(w, e.operation, e.file.flags);
   }
   if (e.process) putString(w, "profile", e.process->profile);
-  if (is_session && e.operation == "start") putArgv(w, "command", e.session.command);
-  if (e.session.has_exit) {
-    w.memberNumber("exit_code", e.session.exit.code);
-    w.memberNumber("exit_signal", e.session.exit.signal);
-  }
-  if (e.session.has_counters) {
-    w.key("decisions");
-    w.unsignedNumber(e.session.counters.decisions);
-    w.key("denials");
-    w.unsignedNumber(e.session.counters.denials);
-    w.key("dropped");
-    w.unsignedNumber(e.session.counters.dropped);
-  }
-  if (e.operation == "dropped") {
-    w.key("dropped");
-    w.beginObject();
-    w.key("count");
-    w.unsignedNumber(e.session.dropped_count);
-    w.key("first_seq");
-    w.unsignedNumber(e.session.dropped_first);
-    w.key("last_seq");
-    w.unsignedNumber(e.session.dropped_last);
-    w.key("total");
-    w.unsignedNumber(e.session.dropped_total);
-    w.endObject();
-  }
+  writeSessionDetails(w, e);
   w.endObject();
   w.endObject();
 }

@@ -35,6 +35,9 @@ namespace sv::supervisor {
 std::string_view baseName(std::string_view path);
 // argv joined by spaces, as one lossy string ("cmd_line" / "command_line").
 void writeJoined(JsonWriter& w, const std::vector<std::string>& argv);
+// Session records in OCSF `unmapped` / ECS `supervise`: "command" (start),
+// "exit_code"/"exit_signal" and "counters" (end), "dropped" (dropped record).
+void writeSessionDetails(JsonWriter& w, const AuditEvent& e);
 // A uid/gid as a string ("1000"), null when unknown: OCSF and ECS ids are strings.
 void writeIdString(JsonWriter& w, uint32_t id);
 

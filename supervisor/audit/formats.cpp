@@ -56,6 +56,37 @@ void writeJoined(JsonWriter& w, const std::vector<std::string>& argv) {
   w.endString();
 }
 
+void writeSessionDetails(JsonWriter& w, const AuditEvent& e) {
+  if (e.category != "session") return;
+  if (e.operation == "start") putArgv(w, "command", e.session.command);
+  if (e.session.has_exit) {
+    w.memberNumber("exit_code", e.session.exit.code);
+    w.memberNumber("exit_signal", e.session.exit.signal);
+  }
+  const auto counter = [&](std::string_view key, uint64_t v) {
+    w.key(key);
+    w.unsignedNumber(v);
+  };
+  if (e.session.has_counters) {
+    w.key("counters");
+    w.beginObject();
+    counter("decisions", e.session.counters.decisions);
+    counter("denials", e.session.counters.denials);
+    counter("would_deny", e.session.counters.would_deny);
+    counter("dropped", e.session.counters.dropped);
+    w.endObject();
+  }
+  if (e.operation == "dropped") {
+    w.key("dropped");
+    w.beginObject();
+    counter("count", e.session.dropped_count);
+    counter("first_seq", e.session.dropped_first);
+    counter("last_seq", e.session.dropped_last);
+    counter("total", e.session.dropped_total);
+    w.endObject();
+  }
+}
+
 void writeIdString(JsonWriter& w, uint32_t id) {
   if (id == ProcessInfo::kUnknownId) return w.null();
   char buf[16];

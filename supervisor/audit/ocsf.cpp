@@ -238,27 +238,7 @@ void encodeOcsfTo(std::string& out, const AuditEvent& e, const SessionInfo& sess
     putString(w, "cwd", e.process->cwd);
     putString(w, "profile", e.process->profile);
   }
-  if (e.operation == "start" && e.category == "session") putArgv(w, "command", e.session.command);
-  if (e.session.has_exit) {
-    w.memberNumber("exit_code", e.session.exit.code);
-    w.memberNumber("exit_signal", e.session.exit.signal);
-  }
-  if (e.session.has_counters) {
-    w.key("decisions");
-    w.unsignedNumber(e.session.counters.decisions);
-    w.key("denials");
-    w.unsignedNumber(e.session.counters.denials);
-    w.key("dropped");
-    w.unsignedNumber(e.session.counters.dropped);
-  }
-  if (e.operation == "dropped") {
-    w.key("dropped_count");
-    w.unsignedNumber(e.session.dropped_count);
-    w.key("dropped_first_seq");
-    w.unsignedNumber(e.session.dropped_first);
-    w.key("dropped_last_seq");
-    w.unsignedNumber(e.session.dropped_last);
-  }
+  writeSessionDetails(w, e);
   w.endObject();
   w.endObject();
 }

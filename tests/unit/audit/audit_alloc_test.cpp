@@ -14,6 +14,7 @@
 #include <random>
 
 #include "supervisor/audit_log.h"
+#include "tests/unit/audit/audit_samples.h"
 #include "tests/unit/audit/legacy_encoder.h"
 
 // The replacement pair below is malloc/free on purpose; gcc cannot see that.
@@ -35,38 +36,6 @@ void operator delete(void* p, std::size_t) noexcept { std::free(p); }
 namespace sv::supervisor {
 namespace {
 
-ProcessInfo sampleProcess() {
-  ProcessInfo p;
-  p.pid = 4242;
-  p.tid = 4243;
-  p.ppid = 4200;
-  p.start_time = 123456;
-  p.uid = p.euid = p.gid = 1000;
-  p.comm = "node";
-  p.exe = "/usr/bin/node";
-  p.cwd = "/home/user/work/project";
-  p.argv = {"node", "/home/user/work/project/node_modules/.bin/jest", "--ci"};
-  return p;
-}
-
-AuditEvent sampleDecision(const ProcessInfo* p) {
-  AuditEvent ev;
-  ev.category = "file";
-  ev.operation = "write";
-  ev.syscall = "openat";
-  ev.syscall_nr = 257;
-  ev.decision = "deny";
-  ev.enforced_by = "seccomp";
-  ev.err = EACCES;
-  ev.rule_id = "deny-write-env-files-in-the-workspace";
-  ev.rule_reason = "environment files hold secrets";
-  ev.process = p;
-  ev.file.path = "/home/user/work/project/.env.production";
-  ev.file.flags = O_WRONLY | O_CREAT | O_TRUNC;
-  ev.file.mode = 0644;
-  return ev;
-}
-
 long countEmits(AuditLog& log, const AuditEvent& ev, int n) {
   g_allocations = 0;
   g_counting = true;
@@ -81,8 +50,8 @@ TEST(AuditAlloc, SteadyStateEmitDoesNotAllocate) {
   UniqueFd tmp(mkstemp(tmpl));
   ASSERT_TRUE(tmp);
   unlink(tmpl);
-  const ProcessInfo p = sampleProcess();
-  AuditEvent ev = sampleDecision(&p);
+  const ProcessInfo p = samples::nodeProcess();
+  AuditEvent ev = samples::envWriteDenied(&p);
   for (auto format : {AuditFormat::Native, AuditFormat::Ocsf, AuditFormat::Ecs})
   for (auto coalesce : {std::chrono::microseconds(0), std::chrono::microseconds(1000)}) {
     AuditLogOptions options;
@@ -148,7 +117,7 @@ TEST(AuditAlloc, EncoderMatchesTheNlohmannEncoderByteForByte) {
     SessionInfo s{randomString(rng, weird), randomString(rng, weird),
                   rng() % 3 ? randomString(rng, weird) : "", rng() % 2 ? std::string(64, 'f') : "",
                   "0.1.0"};
-    ProcessInfo p = sampleProcess();
+    ProcessInfo p = samples::nodeProcess();
     if (rng() % 3 == 0) {
       p.ppid = -1;
       p.start_time = 0;

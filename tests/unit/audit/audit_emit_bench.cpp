@@ -11,6 +11,7 @@
 #include <string>
 
 #include "supervisor/audit_log.h"
+#include "tests/unit/audit/audit_samples.h"
 
 using namespace sv::supervisor;
 
@@ -27,30 +28,8 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "%s\n", st.error().message().c_str());
     return 1;
   }
-  ProcessInfo p;
-  p.pid = 4242;
-  p.tid = 4243;
-  p.ppid = 4200;
-  p.start_time = 123456;
-  p.uid = p.euid = p.gid = 1000;
-  p.comm = "node";
-  p.exe = "/usr/bin/node";
-  p.cwd = "/home/user/work/project";
-  p.argv = {"node", "/home/user/work/project/node_modules/.bin/jest", "--ci"};
-  AuditEvent ev;
-  ev.category = "file";
-  ev.operation = "write";
-  ev.syscall = "openat";
-  ev.syscall_nr = 257;
-  ev.decision = "deny";
-  ev.enforced_by = "seccomp";
-  ev.err = 13;
-  ev.rule_id = "deny-write-env";
-  ev.rule_reason = "environment files hold secrets";
-  ev.process = &p;
-  ev.file.path = "/home/user/work/project/.env.production";
-  ev.file.flags = 01101;  // O_WRONLY|O_CREAT|O_TRUNC
-  ev.file.mode = 0644;
+  const ProcessInfo p = samples::nodeProcess();
+  const AuditEvent ev = samples::envWriteDenied(&p);
   timespec t0{}, t1{};
   clock_gettime(CLOCK_MONOTONIC, &t0);
   for (long i = 0; i < n; ++i) log.emit(ev);

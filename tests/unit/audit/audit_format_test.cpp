@@ -159,12 +159,12 @@ TEST(AuditFormatTest, OcsfSessionAndDroppedAreApplicationLifecycle) {
   json end = encode(AuditFormat::Ocsf, sessionEndEvent(ExitStatus{3, 0, false}, {5, 1, 0, 2}), 9);
   expectOcsfBase(end, 6002, 4);
   EXPECT_EQ(end["unmapped"]["exit_code"], 3);
-  EXPECT_EQ(end["unmapped"]["dropped"], 2);
+  EXPECT_EQ(end["unmapped"]["counters"]["dropped"], 2);
   json d = json::parse(encodeDroppedAs(AuditFormat::Ocsf, session(), {1, 0}, 3, 4, 6, 3));
   EXPECT_EQ(d["class_uid"], 6002);
   EXPECT_FALSE(d["metadata"].contains("sequence"));
-  EXPECT_EQ(d["unmapped"]["dropped_count"], 3);
-  EXPECT_EQ(d["unmapped"]["dropped_first_seq"], 4);
+  EXPECT_EQ(d["unmapped"]["dropped"]["count"], 3);
+  EXPECT_EQ(d["unmapped"]["dropped"]["first_seq"], 4);
 }
 
 TEST(AuditFormatTest, EcsFileDenied) {
