@@ -207,16 +207,28 @@ void NotifyHandler::dispatch(Call& c) {
       return handleUtimes(c, asInt(a[0]), a[1], a[2], 2, asInt(a[3]));
     case SYS_setxattr:
       c.syscall = "setxattr";
-      return handleXattr(c, a[0], a[1], a[2], a[3], asInt(a[4]), true, false);
+      return handleXattr(c, AT_FDCWD, a[0], a[1], a[2], a[3], asInt(a[4]), true, false);
     case SYS_lsetxattr:
       c.syscall = "lsetxattr";
-      return handleXattr(c, a[0], a[1], a[2], a[3], asInt(a[4]), false, false);
+      return handleXattr(c, AT_FDCWD, a[0], a[1], a[2], a[3], asInt(a[4]), false, false);
+    case SYS_fsetxattr:
+      c.syscall = "fsetxattr";
+      return handleXattr(c, asInt(a[0]), 0, a[1], a[2], a[3], asInt(a[4]), true, false);
     case SYS_removexattr:
       c.syscall = "removexattr";
-      return handleXattr(c, a[0], a[1], 0, 0, 0, true, true);
+      return handleXattr(c, AT_FDCWD, a[0], a[1], 0, 0, 0, true, true);
     case SYS_lremovexattr:
       c.syscall = "lremovexattr";
-      return handleXattr(c, a[0], a[1], 0, 0, 0, false, true);
+      return handleXattr(c, AT_FDCWD, a[0], a[1], 0, 0, 0, false, true);
+    case SYS_fremovexattr:
+      c.syscall = "fremovexattr";
+      return handleXattr(c, asInt(a[0]), 0, a[1], 0, 0, 0, true, true);
+    case SYS_fchmod:
+      c.syscall = "fchmod";
+      return handleChmod(c, asInt(a[0]), 0, static_cast<unsigned>(a[1]), 0);
+    case SYS_fchown:
+      c.syscall = "fchown";
+      return handleChown(c, asInt(a[0]), 0, asInt(a[1]), asInt(a[2]), 0);
     case SYS_execve:
       c.syscall = "execve";
       return handleExec(c, AT_FDCWD, a[0], a[1], 0);
@@ -226,6 +238,30 @@ void NotifyHandler::dispatch(Call& c) {
     default:
       return;  // answered ENOSYS by handleOne
   }
+}
+
+bool NotifyHandler::resolveTarget(Call& c, int dirfd, uint64_t path, bool follow,
+                                  ResolvedPath* out) {
+  if (path != 0) return resolve(c, dirfd, path, {.follow_final = follow}, out);
+  char link[64];
+  std::snprintf(link, sizeof link, "/proc/%d/fd/%d", c.tid, dirfd);
+  const int obj = ::open(link, O_PATH | O_CLOEXEC);  // the magic link: the open file's inode
+  const int err = errno;
+  // The tid may be reused once the target is gone: trust the fd only while
+  // the notification is live.
+  if (!listener_.idValid(c.req.id)) {
+    if (obj >= 0) ::close(obj);
+    c.answered = true;
+    return false;
+  }
+  if (obj < 0) {
+    finish(c, err == ENOENT ? -EBADF : -err);
+    return false;
+  }
+  out->object.reset(obj);
+  auto real = fdPath(obj);
+  out->real_path = real ? std::move(*real) : std::string();
+  return true;
 }
 
 bool NotifyHandler::readPath(Call& c, uint64_t addr, std::string* out) {
@@ -269,7 +305,9 @@ bool NotifyHandler::resolve(Call& c, int dirfd, uint64_t addr, const ResolveOpti
   if (c.tgid == 0) c.tgid = c.tid;
   if (fastEligible(path) && !options.beneath && !options.no_symlinks && !options.no_magiclinks) {
     std::string abs;
-    if (lexicalTargetPath(c.tid, c.tgid, dirfd, path, abs) && abs != "/") {
+    // /proc/PID/... takes the walk, which keeps other processes out of reach.
+    if (lexicalTargetPath(c.tid, c.tgid, dirfd, path, abs) && abs != "/" &&
+        !abs.starts_with("/proc/")) {
       const size_t slash = abs.rfind('/');
       const std::string dir = slash == 0 ? "/" : abs.substr(0, slash);
       int parent = openNoSymlinks(dir, O_PATH | O_DIRECTORY);
@@ -292,7 +330,9 @@ bool NotifyHandler::resolve(Call& c, int dirfd, uint64_t addr, const ResolveOpti
       }
     }
   }
-  auto resolved = resolveTargetPath(c.tid, c.tgid, dirfd, path, options);
+  ResolveOptions scoped = options;
+  scoped.session_cgroup = options_.session_cgroup;
+  auto resolved = resolveTargetPath(c.tid, c.tgid, dirfd, path, scoped);
   if (!resolved) {
     finish(c, -resolved.error().code);
     return false;
@@ -427,7 +467,7 @@ void NotifyHandler::handleOpen(Call& c, int dirfd, uint64_t path, int flags, uns
   if (c.tgid == 0) c.tgid = c.tid;
   const Operation op = write ? Operation::Write : Operation::Read;
   if (resolve_flags == 0 && !tmpfile && fastEligible(raw_) &&
-      lexicalTargetPath(c.tid, c.tgid, dirfd, raw_, abs_)) {
+      lexicalTargetPath(c.tid, c.tgid, dirfd, raw_, abs_) && !abs_.starts_with("/proc/")) {
     const policy::Decision decision = decide(c, op, abs_);
     if (decision.verdict == Verdict::Allow) {
       Reopen reopen;
@@ -734,7 +774,7 @@ void NotifyHandler::handleChmod(Call& c, int dirfd, uint64_t path, unsigned mode
   c.operation = "chmod";
   c.event.file.mode = static_cast<int>(mode);
   ResolvedPath target;
-  if (!resolve(c, dirfd, path, {.follow_final = !(flags & AT_SYMLINK_NOFOLLOW)}, &target)) return;
+  if (!resolveTarget(c, dirfd, path, !(flags & AT_SYMLINK_NOFOLLOW), &target)) return;
   if (!permit(c, Operation::Write, target.real_path)) return;
   if (!target.object) return finish(c, -ENOENT);
   struct stat st;
@@ -746,7 +786,7 @@ void NotifyHandler::handleChmod(Call& c, int dirfd, uint64_t path, unsigned mode
 void NotifyHandler::handleChown(Call& c, int dirfd, uint64_t path, uid_t uid, gid_t gid, int flags) {
   c.operation = "chown";
   ResolvedPath target;
-  if (!resolve(c, dirfd, path, {.follow_final = !(flags & AT_SYMLINK_NOFOLLOW)}, &target)) return;
+  if (!resolveTarget(c, dirfd, path, !(flags & AT_SYMLINK_NOFOLLOW), &target)) return;
   if (!permit(c, Operation::Write, target.real_path)) return;
   if (!target.object) return finish(c, -ENOENT);
   long rc = ::fchownat(target.object.get(), "", uid, gid, AT_EMPTY_PATH);
@@ -756,13 +796,6 @@ void NotifyHandler::handleChown(Call& c, int dirfd, uint64_t path, uid_t uid, gi
 void NotifyHandler::handleUtimes(Call& c, int dirfd, uint64_t path, uint64_t times, int kind,
                                  int flags) {
   c.operation = "utimes";
-  if (path == 0) {
-    // utimensat(fd, NULL, ...) acts on an fd the process already opened, and
-    // nothing the decision could depend on lives in memory: let it run.
-    c.answered = true;
-    (void)listener_.respondContinue(c.req.id);
-    return;
-  }
   timespec ts[2];
   timespec* tsp = nullptr;
   if (times != 0) {
@@ -783,16 +816,19 @@ void NotifyHandler::handleUtimes(Call& c, int dirfd, uint64_t path, uint64_t tim
     }
     tsp = ts;
   }
+  // utimensat(fd, NULL, ...) is futimens: the open file itself, decided too
+  // (an owner needs no write access to set times).
   ResolvedPath target;
-  if (!resolve(c, dirfd, path, {.follow_final = !(flags & AT_SYMLINK_NOFOLLOW)}, &target)) return;
+  if (!resolveTarget(c, dirfd, path, !(flags & AT_SYMLINK_NOFOLLOW), &target)) return;
   if (!permit(c, Operation::Write, target.real_path)) return;
   if (!target.object) return finish(c, -ENOENT);
   long rc = ::utimensat(AT_FDCWD, procFd(target.object.get()).c_str(), tsp, 0);
   finish(c, rc < 0 ? -errno : 0);
 }
 
-void NotifyHandler::handleXattr(Call& c, uint64_t path, uint64_t name_addr, uint64_t value_addr,
-                                size_t size, int flags, bool follow, bool remove) {
+void NotifyHandler::handleXattr(Call& c, int fd, uint64_t path, uint64_t name_addr,
+                                uint64_t value_addr, size_t size, int flags, bool follow,
+                                bool remove) {
   c.operation = remove ? "removexattr" : "setxattr";
   char name[256];
   auto len = tracer::readTargetString(c.tid, name_addr, name, sizeof name);
@@ -807,7 +843,7 @@ void NotifyHandler::handleXattr(Call& c, uint64_t path, uint64_t name_addr, uint
     }
   }
   ResolvedPath target;
-  if (!resolve(c, AT_FDCWD, path, {.follow_final = follow}, &target)) return;
+  if (!resolveTarget(c, fd, path, follow, &target)) return;
   if (!permit(c, Operation::Write, target.real_path)) return;
   if (!target.object) return finish(c, -ENOENT);
   struct stat st;

@@ -34,6 +34,7 @@ struct NotifyOptions {
   bool audit_allows = true; // record allowed decisions too (audit.level != deny)
   std::string workspace;    // for shorter paths in denial messages
   pid_t root_pid = -1;      // the command; its profile is the base policy
+  std::string session_cgroup;  // name of the session cgroup: scopes /proc/PID (target_path.h)
 };
 
 class NotifyHandler {
@@ -65,7 +66,7 @@ class NotifyHandler {
   void handleChmod(Call& call, int dirfd, uint64_t path, unsigned mode, int flags);
   void handleChown(Call& call, int dirfd, uint64_t path, uid_t uid, gid_t gid, int flags);
   void handleUtimes(Call& call, int dirfd, uint64_t path, uint64_t times, int kind, int flags);
-  void handleXattr(Call& call, uint64_t path, uint64_t name, uint64_t value, size_t size,
+  void handleXattr(Call& call, int fd, uint64_t path, uint64_t name, uint64_t value, size_t size,
                    int flags, bool follow, bool remove);
   void handleExec(Call& call, int dirfd, uint64_t path, uint64_t argv, int flags);
 
@@ -73,6 +74,11 @@ class NotifyHandler {
   // with the errno the kernel would have given and returns false.
   bool resolve(Call& call, int dirfd, uint64_t addr, const ResolveOptions& options,
                ResolvedPath* out, std::string* raw = nullptr);
+  // The object of a metadata syscall: `path` in `dirfd`, or, when path is
+  // null (fchmod, fchown, f*xattr, futimens), the open file `dirfd` itself,
+  // pinned through /proc/TID/fd/N so a racing dup2 can't swap it. On failure
+  // answers the syscall and returns false.
+  bool resolveTarget(Call& call, int dirfd, uint64_t path, bool follow, ResolvedPath* out);
   // Reads a path argument; on failure answers the syscall and returns false.
   bool readPath(Call& call, uint64_t addr, std::string* out);
   // Asks the engine (no side effects).

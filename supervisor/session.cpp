@@ -413,6 +413,7 @@ int runSession(const SessionOptions& options) {
     notify_options.audit_allows = policy.audit.level != policy::AuditLevel::Deny;
     notify_options.workspace = policy.workspace;
     notify_options.root_pid = launched->pid;
+    if (cgroup) notify_options.session_cgroup = cgroup->path().substr(cgroup->path().rfind('/') + 1);
     handler.emplace(engine, *listener, audit, notify_options);
     auto started = NotifyThread::start(*handler, listener->fd());
     if (!started) {

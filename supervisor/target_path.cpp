@@ -12,6 +12,7 @@
 
 #include <climits>
 #include <cstdio>
+#include <cstdlib>
 #include <deque>
 
 #include "policy/path.h"
@@ -132,6 +133,40 @@ Result<std::string> fdPath(int fd) {
   return out;
 }
 
+bool inSessionCgroup(pid_t pid, std::string_view session_cgroup) {
+  if (session_cgroup.empty()) return false;
+  char name[64];
+  std::snprintf(name, sizeof name, "/proc/%d/cgroup", pid);
+  UniqueFd fd(::open(name, O_RDONLY | O_CLOEXEC));
+  if (!fd) return false;
+  char buf[4096];
+  const ssize_t n = ::read(fd.get(), buf, sizeof buf - 1);
+  if (n <= 0) return false;
+  // cgroup v2 line: "0::/path/of/the/cgroup\n"; the session's name must be a
+  // whole component of it.
+  std::string_view text(buf, static_cast<size_t>(n));
+  const size_t v2 = text.find("0::/");
+  if (v2 == std::string_view::npos) return false;
+  std::string_view path = text.substr(v2 + 3);
+  path = path.substr(0, path.find('\n'));
+  for (size_t at = 0; (at = path.find(session_cgroup, at)) != std::string_view::npos; ++at) {
+    const size_t end = at + session_cgroup.size();
+    if (at > 0 && path[at - 1] == '/' && (end == path.size() || path[end] == '/')) return true;
+  }
+  return false;
+}
+
+namespace {
+
+bool isPidName(std::string_view s) {
+  if (s.empty() || s.size() > 10) return false;
+  for (char ch : s)
+    if (ch < '0' || ch > '9') return false;
+  return true;
+}
+
+}  // namespace
+
 Result<ResolvedPath> resolveTargetPath(pid_t tid, pid_t tgid, int dirfd, std::string_view path,
                                        const ResolveOptions& options) {
   if (path.empty()) return Error{ENOENT, "empty path"};
@@ -200,6 +235,11 @@ Result<ResolvedPath> resolveTargetPath(pid_t tid, pid_t tgid, int dirfd, std::st
       continue;
     }
 
+    if (!options.session_cgroup.empty() && isPidName(comp) && isProcRoot(cur.get())) {
+      const pid_t pid = static_cast<pid_t>(std::strtol(comp.c_str(), nullptr, 10));
+      if (pid != tgid && pid != tid && !inSessionCgroup(pid, options.session_cgroup))
+        return Error{EACCES, "/proc/" + comp + " is a process outside the session"};
+    }
     int fd = ::openat(cur.get(), comp.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0) {
       int err = errno;

@@ -31,7 +31,16 @@ struct ResolveOptions {
   bool no_symlinks = false;    // RESOLVE_NO_SYMLINKS: any symlink is ELOOP
   bool no_magiclinks = false;  // RESOLVE_NO_MAGICLINKS: procfs magic links are ELOOP
   bool beneath = false;        // RESOLVE_BENEATH: no absolute jumps, no `..` above the start
+  // The session cgroup's directory name. When set, /proc/PID of a process
+  // outside the session is EACCES, as Landlock's scoping makes it for the
+  // target itself: the supervisor opens with its own, ptrace-capable
+  // credentials and must not lend them (another process's fds, mem, environ).
+  std::string_view session_cgroup;
 };
+
+// True when `pid` runs in the cgroup named `session_cgroup` or below it
+// (read from /proc/PID/cgroup). False for a process that is gone.
+bool inSessionCgroup(pid_t pid, std::string_view session_cgroup);
 
 struct ResolvedPath {
   UniqueFd parent;        // O_PATH dir holding `name` (invalid when a magic link was the last step)

@@ -117,6 +117,12 @@ constexpr Sys kNotifyMutating[] = {
     {"utimes", __NR_utimes},
     {"futimesat", __NR_futimesat},
     {"utimensat", __NR_utimensat},
+    // The fd forms too: a read-only fd of a protected file must not change
+    // its mode, owner or xattrs (Landlock has no right covering them).
+    {"fchmod", __NR_fchmod},
+    {"fchown", __NR_fchown},
+    {"fsetxattr", __NR_fsetxattr},
+    {"fremovexattr", __NR_fremovexattr},
     {"setxattr", __NR_setxattr},
     {"lsetxattr", __NR_lsetxattr},
     {"removexattr", __NR_removexattr},
