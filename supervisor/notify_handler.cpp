@@ -341,6 +341,23 @@ bool NotifyHandler::resolve(Call& c, int dirfd, uint64_t addr, const ResolveOpti
   return true;
 }
 
+// The process (thread group) a thread belongs to, from /proc/TID/status; the
+// tid itself when that can't be read. Profiles belong to processes: a thread
+// of a process that switched profile must get that profile, and after exec
+// by any thread the process keeps the thread group's id.
+static pid_t threadGroupOf(pid_t tid) {
+  char name[64];
+  std::snprintf(name, sizeof name, "/proc/%d/status", tid);
+  UniqueFd fd(::open(name, O_RDONLY | O_CLOEXEC));
+  if (!fd) return tid;
+  char buf[1024];
+  const ssize_t n = ::read(fd.get(), buf, sizeof buf - 1);
+  if (n <= 0) return tid;
+  buf[n] = '\0';
+  const char* line = std::strstr(buf, "\nTgid:");
+  return line ? static_cast<pid_t>(std::strtol(line + 6, nullptr, 10)) : tid;
+}
+
 std::string_view NotifyHandler::profileOf(pid_t tgid) {
   if (!has_profiles_) return {};
   // Walk up to the nearest process whose profile we know (set by an exec
@@ -367,7 +384,7 @@ policy::Decision NotifyHandler::decide(Call& c, Operation op, std::string_view r
   policy::Request request;
   request.op = op;
   request.path = real_path;
-  request.profile = profileOf(c.tgid);
+  request.profile = has_profiles_ ? profileOf(threadGroupOf(c.tid)) : std::string_view{};
   return engine_.decide(request);
 }
 
@@ -858,7 +875,6 @@ void NotifyHandler::handleXattr(Call& c, int fd, uint64_t path, uint64_t name_ad
 void NotifyHandler::handleExec(Call& c, int dirfd, uint64_t path, uint64_t argv_addr, int flags) {
   c.category = "exec";
   c.operation = "exec";
-  c.tgid = c.tid;  // after exec the thread leads the process
   ResolvedPath target;
   std::string raw;
   if (flags & AT_EMPTY_PATH) {
@@ -892,9 +908,10 @@ void NotifyHandler::handleExec(Call& c, int dirfd, uint64_t path, uint64_t argv_
   }
   if (!permit(c, Operation::Exec, target.real_path)) return;
   if (has_profiles_) {
-    std::string_view current = profileOf(c.tid);
+    const pid_t process = threadGroupOf(c.tid);
+    std::string_view current = profileOf(process);
     std::string_view next = engine_.profileAfterExec(current, target.real_path);
-    if (next != current) profiles_[c.tid] = std::string(next);
+    if (next != current) profiles_[process] = std::string(next);
   }
   processes_.invalidate(c.tid);
   // exec can't be emulated: the kernel must load the binary. CONTINUE lets

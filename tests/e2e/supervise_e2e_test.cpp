@@ -1280,6 +1280,16 @@ TEST_F(Emulation, ExecRulesAndProfileSwitching) {
       supervise({"--policy", policy}, {"/usr/bin/env", "bash", "-c", "/usr/bin/touch c"});
   EXPECT_EQ(inherited.status, 0) << inherited.describe();
   EXPECT_TRUE(fs::exists(ws("c")));
+  // A profile belongs to the process: a thread other than the main one that
+  // execs is judged by it too (the notification names the thread's id).
+  auto threaded = supervise(
+      {"--policy", policy},
+      {"/usr/bin/env", "/usr/bin/python3", "-c",
+       "import os, threading\n"
+       "t = threading.Thread(target=lambda: os.execv('/usr/bin/touch', ['touch', 'd']))\n"
+       "t.start(); t.join()"});
+  EXPECT_EQ(threaded.status, 0) << threaded.describe();
+  EXPECT_TRUE(fs::exists(ws("d")));
 }
 
 }  // namespace
