@@ -24,6 +24,13 @@ void registerRun(CLI::App& app, CommandContext& ctx) {
       ->allow_extra_args(false);
   app.add_flag("--audit-stdout", args->session.audit_stdout,
                "write audit events to stdout (mixes with the command's output)");
+  // Shorthand for -o audit.format=F: the policy layer validates the value.
+  app.add_option_function<std::string>(
+         "--audit-format",
+         [args](const std::string& f) { args->policy.overrides.push_back("audit.format=" + f); },
+         "audit event format: native (default), ocsf or ecs")
+      ->check(CLI::IsMember({"native", "ocsf", "ecs"}))
+      ->allow_extra_args(false);
   app.add_flag("-q,--quiet", args->session.quiet, "no 'supervise: denied ...' lines on stderr");
   app.add_option("command", args->session.command, "the command to run, after --");
   app.callback([&app, &ctx, args] {

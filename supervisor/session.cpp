@@ -303,7 +303,9 @@ int runSession(const SessionOptions& options) {
   info.policy_sha256 = policyDigest(policy);
   info.agent_version = SV_VERSION;
   info.boot_id = readBootId();
-  AuditLog audit(info);
+  AuditLogOptions audit_options;
+  audit_options.format = policy.audit.format;  // audit.format / -o audit.format=ocsf|ecs
+  AuditLog audit(info, audit_options);
   AuditSinkConfig sinks;
   sinks.paths = options.audit_files;
   sinks.fds = options.audit_fds;
