@@ -872,6 +872,37 @@ void NotifyHandler::handleXattr(Call& c, int fd, uint64_t path, uint64_t name_ad
   finish(c, rc < 0 ? -errno : 0);
 }
 
+// The interpreter named by a script's "#!" line, or "" when `fd` is not a
+// script (reads the first line, as binfmt_script does).
+static std::string interpreterOf(int fd) {
+  char buf[256];
+  const ssize_t n = ::pread(fd, buf, sizeof buf, 0);
+  if (n < 3 || buf[0] != '#' || buf[1] != '!') return {};
+  std::string_view line(buf + 2, static_cast<size_t>(n - 2));
+  line = line.substr(0, line.find('\n'));
+  const size_t start = line.find_first_not_of(" \t");
+  if (start == std::string_view::npos) return {};
+  line.remove_prefix(start);
+  return std::string(line.substr(0, line.find_first_of(" \t")));
+}
+
+bool NotifyHandler::permitInterpreters(Call& c, const ResolvedPath& binary) {
+  // The kernel opens a script's interpreter itself, in no syscall we see, so
+  // judge it here by the same exec rules, following nested "#!" lines as far
+  // as the kernel does (4 levels). A script rewritten between this read and
+  // the kernel's is the exec race of docs/enforcement.md "exec".
+  UniqueFd file(::open(procFd(binary.object.get()).c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
+  for (int depth = 0; depth < 4 && file; ++depth) {
+    const std::string interpreter = interpreterOf(file.get());
+    if (interpreter.empty() || interpreter[0] != '/') return true;  // not a script, or relative
+    auto resolved = resolveTargetPath(c.tid, c.tgid ? c.tgid : c.tid, AT_FDCWD, interpreter, {});
+    if (!resolved || !resolved->object) return true;  // the kernel's own exec will fail
+    if (!permit(c, Operation::Exec, resolved->real_path)) return false;
+    file.reset(::open(procFd(resolved->object.get()).c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
+  }
+  return true;
+}
+
 void NotifyHandler::handleExec(Call& c, int dirfd, uint64_t path, uint64_t argv_addr, int flags) {
   c.category = "exec";
   c.operation = "exec";
@@ -907,6 +938,7 @@ void NotifyHandler::handleExec(Call& c, int dirfd, uint64_t path, uint64_t argv_
     c.event.exec.argv.emplace_back(arg, *len);
   }
   if (!permit(c, Operation::Exec, target.real_path)) return;
+  if (!permitInterpreters(c, target)) return;
   if (has_profiles_) {
     const pid_t process = threadGroupOf(c.tid);
     std::string_view current = profileOf(process);
