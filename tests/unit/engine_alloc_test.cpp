@@ -2,29 +2,15 @@
 // global operator new while it runs.
 #include <gtest/gtest.h>
 
-#include <atomic>
 #include <cstdlib>
-#include <new>
 
 #include "policy/engine.h"
+#include "tests/common/count_allocations.h"
 #include "policy/load.h"
 #include "policy/path.h"
 
-// The replacement pair below is malloc/free on purpose; gcc cannot see that.
-#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
-
-namespace {
-std::atomic<bool> g_counting{false};
-std::atomic<long> g_allocations{0};
-}  // namespace
-
-void* operator new(std::size_t n) {
-  if (g_counting.load(std::memory_order_relaxed)) g_allocations.fetch_add(1);
-  if (void* p = std::malloc(n ? n : 1)) return p;
-  throw std::bad_alloc();
-}
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+using sv::testing::g_allocations;
+using sv::testing::g_counting;
 
 namespace sv::policy {
 namespace {
