@@ -8,30 +8,16 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
-#include <atomic>
 #include <cstdlib>
-#include <new>
 #include <random>
 
 #include "supervisor/audit_log.h"
+#include "tests/common/count_allocations.h"
 #include "tests/unit/audit/audit_samples.h"
 #include "tests/unit/audit/legacy_encoder.h"
 
-// The replacement pair below is malloc/free on purpose; gcc cannot see that.
-#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
-
-namespace {
-std::atomic<bool> g_counting{false};
-std::atomic<long> g_allocations{0};
-}  // namespace
-
-void* operator new(std::size_t n) {
-  if (g_counting.load(std::memory_order_relaxed)) g_allocations.fetch_add(1);
-  if (void* p = std::malloc(n ? n : 1)) return p;
-  throw std::bad_alloc();
-}
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+using sv::testing::g_allocations;
+using sv::testing::g_counting;
 
 namespace sv::supervisor {
 namespace {
