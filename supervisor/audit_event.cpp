@@ -443,6 +443,23 @@ std::string newSessionId() {
   return id;
 }
 
+void AuditEvent::reset() {
+  for (std::string* text : {&category, &operation, &syscall, &decision, &enforced_by, &rule_id,
+                            &rule_reason, &rule_name, &file.path, &file.path2, &exec.path,
+                            &network.family, &network.proto, &network.ip, &network.unix_path})
+    text->clear();
+  syscall_nr = -1;
+  arch = 0;
+  err = 0;
+  default_rule = false;
+  process = nullptr;
+  file.flags = -1;
+  file.mode = -1;
+  exec.argv.clear();
+  network.port = -1;
+  session = {};
+}
+
 void encodeEventTo(std::string& out, const AuditEvent& e, const SessionInfo& session,
                    uint64_t seq, timespec time) {
   const size_t start = out.size();

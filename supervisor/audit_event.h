@@ -87,6 +87,11 @@ struct AuditEvent {
     // operation "dropped" (OCSF/ECS; the native record is encodeDropped()).
     uint64_t dropped_count = 0, dropped_first = 0, dropped_last = 0, dropped_total = 0;
   } session;
+
+  // Back to the default-constructed state, keeping the capacity of the
+  // strings, so an event reused per decision allocates nothing once warm.
+  // A field added above must be reset here too.
+  void reset();
 };
 
 // Appends one event as a single line of JSON (no trailing newline) to `out`.

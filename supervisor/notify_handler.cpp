@@ -83,7 +83,7 @@ struct NotifyHandler::Call {
   const char* syscall = "";
   const char* operation = "";
   const char* category = "file";
-  AuditEvent event;
+  AuditEvent& event;  // the handler's, reset per call (keeps its strings' capacity)
   bool answered = false;
 };
 
@@ -99,7 +99,8 @@ void NotifyHandler::handleOne() {
   seccomp_notif* req = nullptr;
   auto got = listener_.receive(req);
   if (!got.ok() || !*got) return;
-  Call call{*req, static_cast<pid_t>(req->pid)};
+  event_.reset();
+  Call call{.req = *req, .tid = static_cast<pid_t>(req->pid), .event = event_};
   try {
     dispatch(call);
   } catch (...) {
@@ -407,13 +408,13 @@ bool NotifyHandler::record(Call& c, Operation op, std::string_view real_path,
     ev.decision = !deny ? "allow" : enforce ? "deny" : "would-deny";
     ev.enforced_by = "seccomp";
     ev.err = enforce ? EACCES : 0;
-    ev.rule_id = std::string(decision.rule_id);
-    ev.rule_reason = std::string(decision.reason);
+    ev.rule_id.assign(decision.rule_id);
+    ev.rule_reason.assign(decision.reason);
     ev.default_rule = decision.rule_id.starts_with("default-");
     if (ev.category == std::string_view("exec"))
-      ev.exec.path = std::string(real_path);
+      ev.exec.path.assign(real_path);
     else
-      ev.file.path = std::string(real_path);
+      ev.file.path.assign(real_path);
     auto process = processes_.lookup(c.tgid, c.tid);
     ev.process = process.get();
     audit_.emit(ev);

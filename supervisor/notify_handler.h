@@ -123,6 +123,7 @@ class NotifyHandler {
   // Scratch for the open fast path (the path argument, its absolute form),
   // reused so that steady state allocates nothing.
   std::string raw_, abs_;
+  AuditEvent event_;  // the decision being recorded, reused (see AuditEvent::reset)
   uint64_t handled_ = 0;
 };
 

@@ -297,3 +297,49 @@ TEST(AuditEventTest, ArchNamesAndBootId) {
 
 }  // namespace
 }  // namespace sv::supervisor
+
+namespace sv::supervisor {
+namespace {
+
+// The notify handler reuses one event per decision: after reset() it must
+// encode exactly like a fresh one, whatever the previous decision set.
+TEST(AuditEventTest, ResetEncodesLikeAFreshEvent) {
+  ProcessInfo proc = testProcess();
+  AuditEvent used;
+  used.category = "exec";
+  used.operation = "rename";
+  used.syscall = "renameat2";
+  used.syscall_nr = 316;
+  used.arch = AUDIT_ARCH_X86_64;
+  used.decision = "deny";
+  used.enforced_by = "seccomp";
+  used.err = EACCES;
+  used.rule_id = "deny-write-env";
+  used.rule_reason = "secrets stay out of the agent's reach";
+  used.rule_name = ".env";
+  used.default_rule = true;
+  used.process = &proc;
+  used.file = {"/ws/a-rather-long-path/.env", "/ws/.env.local", 2, 0600};
+  used.exec.path = "/usr/bin/tool";
+  used.exec.argv = {"tool", "--flag"};
+  used.network.family = "inet";
+  used.network.proto = "tcp";
+  used.network.ip = "127.0.0.1";
+  used.network.unix_path = "@x";
+  used.network.port = 80;
+  used.session.command = {"cmd"};
+  used.session.has_exit = true;
+  used.reset();
+  AuditEvent fresh;
+  const SessionInfo session = testSession();
+  EXPECT_EQ(encodeEvent(used, session, 3, timespec{1, 2}),
+            encodeEvent(fresh, session, 3, timespec{1, 2}));
+  used.category = fresh.category = "file";
+  used.decision = fresh.decision = "allow";
+  used.file.path = fresh.file.path = "/ws/x";
+  EXPECT_EQ(encodeEvent(used, session, 4, timespec{1, 2}),
+            encodeEvent(fresh, session, 4, timespec{1, 2}));
+}
+
+}  // namespace
+}  // namespace sv::supervisor
