@@ -912,17 +912,8 @@ void NotifyHandler::handleExec(Call& c, int dirfd, uint64_t path, uint64_t argv_
   if (flags & AT_EMPTY_PATH) {
     char empty[2];
     auto len = tracer::readTargetString(c.tid, path, empty, sizeof empty);
-    if (len && *len == 0) {
-      // execveat(fd, "", AT_EMPTY_PATH): the binary is the open fd itself.
-      char link[64];
-      std::snprintf(link, sizeof link, "/proc/%d/fd/%d", c.tid, dirfd);
-      UniqueFd obj(::open(link, O_PATH | O_CLOEXEC));
-      if (!obj) return finish(c, -EBADF);
-      auto real = fdPath(obj.get());
-      if (!real) return finish(c, -real.error().code);
-      target.real_path = std::move(*real);
-      target.object = std::move(obj);
-    }
+    // execveat(fd, "", AT_EMPTY_PATH): the binary is the open fd itself.
+    if (len && *len == 0 && !resolveTarget(c, dirfd, 0, true, &target)) return;
   }
   if (!target.object &&
       !resolve(c, dirfd, path, {.follow_final = !(flags & AT_SYMLINK_NOFOLLOW)}, &target, &raw))
