@@ -362,19 +362,30 @@ static pid_t threadGroupOf(pid_t tid) {
 std::string_view NotifyHandler::profileOf(pid_t tgid) {
   if (!has_profiles_) return {};
   // Walk up to the nearest process whose profile we know (set by an exec
-  // switch); the command itself starts in the base policy.
+  // switch); the command itself starts in the base policy. An entry counts
+  // only while its process is the one it was made for: a pid reused after
+  // that process exited must not inherit its profile.
   pid_t pid = tgid;
   for (int depth = 0; depth < 64 && pid > 1; ++depth) {
     auto it = profiles_.find(pid);
     if (it != profiles_.end()) {
-      if (pid != tgid) profiles_.emplace(tgid, it->second);  // inherited across fork
-      return profiles_[tgid];
+      if (it->second.start_time == readStartTime(pid)) {
+        if (pid != tgid) {  // inherited across fork
+          it = profiles_.insert_or_assign(tgid, ProfileEntry{it->second.profile,
+                                                             readStartTime(tgid)}).first;
+        }
+        return it->second.profile;
+      }
+      profiles_.erase(it);  // stale: that process is gone
     }
     if (pid == options_.root_pid) break;
-    auto info = readProcessInfo(pid, pid);
-    pid = info.ppid;
+    pid = readParentPid(pid);
   }
   return {};
+}
+
+void NotifyHandler::setProfile(pid_t tgid, std::string_view profile) {
+  profiles_.insert_or_assign(tgid, ProfileEntry{std::string(profile), readStartTime(tgid)});
 }
 
 policy::Decision NotifyHandler::decide(Call& c, Operation op, std::string_view real_path) {
@@ -935,7 +946,7 @@ void NotifyHandler::handleExec(Call& c, int dirfd, uint64_t path, uint64_t argv_
     const pid_t process = threadGroupOf(c.tid);
     std::string_view current = profileOf(process);
     std::string_view next = engine_.profileAfterExec(current, target.real_path);
-    if (next != current) profiles_[process] = std::string(next);
+    if (next != current) setProfile(process, next);
   }
   processes_.invalidate(c.tid);
   // exec can't be emulated: the kernel must load the binary. CONTINUE lets

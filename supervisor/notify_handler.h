@@ -119,7 +119,13 @@ class NotifyHandler {
   NotifyOptions options_;
   ProcessCache processes_;
   bool has_profiles_ = false;
-  std::unordered_map<pid_t, std::string> profiles_;  // tgid -> profile (only with profiles)
+  // Records the profile of process `tgid` (with its start time, see profileOf).
+  void setProfile(pid_t tgid, std::string_view profile);
+  struct ProfileEntry {
+    std::string profile;
+    uint64_t start_time = 0;  // of the process it was made for (/proc/PID/stat)
+  };
+  std::unordered_map<pid_t, ProfileEntry> profiles_;  // tgid -> profile (only with profiles)
   // Scratch for the open fast path (the path argument, its absolute form),
   // reused so that steady state allocates nothing.
   std::string raw_, abs_;
