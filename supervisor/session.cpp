@@ -37,6 +37,10 @@ namespace {
 
 using policy::NetworkMode;
 
+// Processes and threads the tree may have at once: far above what builds,
+// test runners and language servers use, far below what exhausts a host.
+constexpr int kSessionPidsMax = 4096;
+
 void say(const std::string& line) { std::fprintf(stderr, "supervise: %s\n", line.c_str()); }
 
 // What the policy needs from the host, and whether the host has it.
@@ -255,6 +259,16 @@ int runSession(const SessionOptions& options) {
     else
       cgroup_error = created.error().message();
   }
+  // A fork bomb must not take the host down: bound the tree's pids, in the
+  // session cgroup where it has the pids controller, else in a v1 pids
+  // cgroup of its own (hybrid hosts). Neither: the tree is unbounded, which
+  // `doctor` reports.
+  std::optional<tracer::PidsCgroupV1> pids_v1;
+  if (cgroup && !cgroup->setPidsMax(kSessionPidsMax)) {
+    auto created = tracer::PidsCgroupV1::create(cgroup->path().substr(cgroup->path().rfind('/') + 1),
+                                                kSessionPidsMax);
+    if (created) pids_v1.emplace(std::move(*created));
+  }
   const bool needs_net = policy.network.mode.value_or(NetworkMode::All) != NetworkMode::All;
   std::optional<tracer::NetFilter> net;
   std::string net_error = "unavailable (needs a session cgroup)";
@@ -317,7 +331,7 @@ int runSession(const SessionOptions& options) {
 
   std::optional<Watchdog> watchdog;
   if (cgroup) {
-    auto started = Watchdog::start(cgroup->path());
+    auto started = Watchdog::start(cgroup->path(), pids_v1 ? pids_v1->path() : std::string());
     if (!started) {
       say("watchdog: " + started.error().message());
       return kExitSupervisorError;
@@ -364,6 +378,7 @@ int runSession(const SessionOptions& options) {
   spec.argv = options.command;
   for (char** e = environ; *e; ++e) spec.env.emplace_back(*e);
   spec.cgroup_fd = cgroup ? cgroup->dirFd() : -1;
+  spec.pids_cgroup_procs_fd = pids_v1 ? pids_v1->procsFd() : -1;
   spec.landlock_ruleset_fd = ruleset ? ruleset.get() : -1;
   spec.seccomp_filter = filter ? &*filter : nullptr;
   spec.keep_capabilities = *keep;

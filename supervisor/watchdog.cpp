@@ -31,7 +31,7 @@ bool populated(const std::string& cgroup) {
   return std::strstr(buf, "populated 1") != nullptr;
 }
 
-[[noreturn]] void watch(int read_end, const std::string& cgroup) {
+[[noreturn]] void watch(int read_end, const std::string& cgroup, const std::string& also_remove) {
   ::setsid();  // out of the terminal's process group: Ctrl-C must not reach us
   for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGTSTP, SIGTTIN, SIGTTOU, SIGPIPE})
     ::signal(sig, SIG_IGN);
@@ -53,18 +53,24 @@ bool populated(const std::string& cgroup) {
   while (::read(read_end, &byte, 1) != 0) {
     if (errno != EINTR) break;
   }
-  if (::access((cgroup + "/cgroup.procs").c_str(), F_OK) != 0) ::_exit(0);  // cleaned up already
-  for (int i = 0; i < 200 && populated(cgroup); ++i) {
-    writeFile(cgroup + "/cgroup.kill", "1");
+  if (::access((cgroup + "/cgroup.procs").c_str(), F_OK) == 0) {  // else cleaned up already
+    for (int i = 0; i < 200 && populated(cgroup); ++i) {
+      writeFile(cgroup + "/cgroup.kill", "1");
+      ::usleep(10000);
+    }
+    ::rmdir(cgroup.c_str());
+  }
+  // The tree is dead: its last tasks leave the v1 cgroup as they are reaped.
+  for (int i = 0; !also_remove.empty() && i < 100; ++i) {
+    if (::rmdir(also_remove.c_str()) == 0 || errno != EBUSY) break;
     ::usleep(10000);
   }
-  ::rmdir(cgroup.c_str());
   ::_exit(0);
 }
 
 }  // namespace
 
-Result<Watchdog> Watchdog::start(const std::string& cgroup_path) {
+Result<Watchdog> Watchdog::start(const std::string& cgroup_path, const std::string& also_remove) {
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0) return errnoError("pipe2");
   UniqueFd read_end(fds[0]), write_end(fds[1]);
@@ -75,7 +81,7 @@ Result<Watchdog> Watchdog::start(const std::string& cgroup_path) {
   if (pid == 0) {
     write_end.reset();
     pid_t grandchild = ::fork();
-    if (grandchild == 0) watch(read_end.get(), cgroup_path);
+    if (grandchild == 0) watch(read_end.get(), cgroup_path, also_remove);
     ::_exit(grandchild < 0 ? 1 : 0);
   }
   int status = 0;

@@ -19,7 +19,10 @@ namespace sv::supervisor {
 class Watchdog {
  public:
   // Forks the watchdog for the cgroup at `cgroup_path` (absolute, in cgroupfs).
-  static Result<Watchdog> start(const std::string& cgroup_path);
+  // `also_remove`: a second (v1 pids) cgroup directory to remove once the
+  // tree is dead; "" for none.
+  static Result<Watchdog> start(const std::string& cgroup_path,
+                                const std::string& also_remove = {});
   Watchdog(Watchdog&&) = default;
   Watchdog& operator=(Watchdog&&) = default;
   // Normal end: the session already killed and removed the cgroup; closing the

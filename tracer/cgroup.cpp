@@ -58,12 +58,15 @@ Status writeFile(const std::string& path, std::string_view data) {
   return {};
 }
 
-struct Cgroup2Mount {
+struct CgroupMount {
   std::string mount_point;
   std::string root;  // which directory of the hierarchy is mounted there
 };
 
-Result<Cgroup2Mount> findMount() {
+// The mount of `fstype`; for "cgroup" (v1), the one whose super options name
+// `controller`.
+Result<CgroupMount> findMount(std::string_view fstype = "cgroup2",
+                              std::string_view controller = {}) {
   if (testDisabled("cgroup")) return Error{ENOSYS, std::string("cgroup2 ") + kDisabledByTest};
   std::ifstream in("/proc/self/mountinfo");
   if (!in) return errnoError("open /proc/self/mountinfo");
@@ -73,15 +76,48 @@ Result<Cgroup2Mount> findMount() {
     size_t sep = line.find(" - ");
     if (sep == std::string::npos) continue;
     std::istringstream tail(line.substr(sep + 3));
-    std::string fstype;
-    tail >> fstype;
-    if (fstype != "cgroup2") continue;
+    std::string type, source, super;
+    tail >> type >> source >> super;
+    if (type != fstype) continue;
+    if (!controller.empty() && ("," + super + ",").find("," + std::string(controller) + ",") ==
+                                   std::string::npos)
+      continue;
     std::istringstream head(line.substr(0, sep));
     std::string id, parent, devno, root, mount_point;
     head >> id >> parent >> devno >> root >> mount_point;
-    return Cgroup2Mount{unescapeMountField(mount_point), unescapeMountField(root)};
+    return CgroupMount{unescapeMountField(mount_point), unescapeMountField(root)};
   }
-  return Error{ENOENT, "no cgroup2 filesystem in /proc/self/mountinfo"};
+  return Error{ENOENT, "no " + std::string(fstype) + " filesystem" +
+                           (controller.empty() ? "" : " with " + std::string(controller)) +
+                           " in /proc/self/mountinfo"};
+}
+
+// Our cgroup in the hierarchy mounted at `m`, from the /proc/self/cgroup line
+// whose controller list is `controllers` ("" for the v2 line "0::").
+Result<std::string> ownCgroupIn(const CgroupMount& m, std::string_view controller) {
+  auto content = readSmallFile("/proc/self/cgroup");
+  if (!content) return content.error();
+  std::istringstream in(*content);
+  std::string line;
+  while (std::getline(in, line)) {
+    // "id:controller,list:/path"
+    const size_t a = line.find(':'), b = line.find(':', a + 1);
+    if (a == std::string::npos || b == std::string::npos) continue;
+    const std::string list = line.substr(a + 1, b - a - 1);
+    if (controller.empty() ? !list.empty() || line.compare(0, a, "0") != 0
+                           : ("," + list + ",").find("," + std::string(controller) + ",") ==
+                                 std::string::npos)
+      continue;
+    std::string rel = line.substr(b + 1);
+    // /proc/self/cgroup is relative to the hierarchy root; the mount may expose
+    // a subtree (containers): strip the mounted root's prefix.
+    if (m.root != "/" && rel.rfind(m.root, 0) == 0) rel = rel.substr(m.root.size());
+    if (rel.empty() || rel == "/") return m.mount_point;
+    return m.mount_point + rel;
+  }
+  return Error{ENOENT, controller.empty()
+                           ? std::string("no cgroup v2 (\"0::\") line in /proc/self/cgroup")
+                           : "no " + std::string(controller) + " line in /proc/self/cgroup"};
 }
 
 }  // namespace
@@ -95,20 +131,7 @@ Result<std::string> findCgroup2Mount() {
 Result<std::string> ownCgroupPath() {
   auto m = findMount();
   if (!m) return m.error();
-  auto content = readSmallFile("/proc/self/cgroup");
-  if (!content) return content.error();
-  std::istringstream in(*content);
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind("0::", 0) != 0) continue;
-    std::string rel = line.substr(3);
-    // /proc/self/cgroup is relative to the hierarchy root; the mount may expose
-    // a subtree (containers): strip the mounted root's prefix.
-    if (m->root != "/" && rel.rfind(m->root, 0) == 0) rel = rel.substr(m->root.size());
-    if (rel.empty() || rel == "/") return m->mount_point;
-    return m->mount_point + rel;
-  }
-  return Error{ENOENT, "no cgroup v2 (\"0::\") line in /proc/self/cgroup"};
+  return ownCgroupIn(*m, {});
 }
 
 Result<SessionCgroup> SessionCgroup::create(std::string_view name) {
@@ -218,6 +241,33 @@ Status SessionCgroup::setPidsMax(int max) {
                               "may be bound to a v1 hierarchy)"};
   }
   return writeFile(file, max < 0 ? std::string("max") : std::to_string(max));
+}
+
+Result<PidsCgroupV1> PidsCgroupV1::create(std::string_view name, int max) {
+  if (name.empty() || name.find('/') != std::string_view::npos)
+    return Error{EINVAL, "pids cgroup name must be a single path component"};
+  auto mount = findMount("cgroup", "pids");
+  if (!mount) return mount.error();
+  auto own = ownCgroupIn(*mount, "pids");
+  if (!own) return own.error();
+  std::string path = *own + "/" + std::string(name);
+  if (::mkdir(path.c_str(), 0755) != 0) return errnoError("mkdir " + path);
+  PidsCgroupV1 out(path, UniqueFd());
+  SV_TRY(writeFile(path + "/pids.max", std::to_string(max)));
+  out.procs_.reset(::open((path + "/cgroup.procs").c_str(), O_WRONLY | O_CLOEXEC));
+  if (!out.procs_) return errnoError("open " + path + "/cgroup.procs");
+  return out;
+}
+
+PidsCgroupV1::PidsCgroupV1(PidsCgroupV1&& other) noexcept
+    : path_(std::exchange(other.path_, {})), procs_(std::move(other.procs_)) {}
+
+PidsCgroupV1::~PidsCgroupV1() {
+  if (path_.empty()) return;
+  procs_.reset();
+  // The tree was killed through the session cgroup; its processes may still
+  // be exiting: rmdir succeeds once the last one is gone.
+  for (int i = 0; i < 100 && ::rmdir(path_.c_str()) != 0 && errno == EBUSY; ++i) ::usleep(10000);
 }
 
 }  // namespace sv::tracer

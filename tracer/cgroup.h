@@ -64,4 +64,29 @@ class SessionCgroup {
   UniqueFd dir_;
 };
 
+// A pids limit where the session cgroup has none: on hybrid hosts the pids
+// controller is bound to a cgroup v1 hierarchy, which clone3's
+// CLONE_INTO_CGROUP can't target. This is a v1 "pids" cgroup for the session
+// that the command joins itself before exec (writing "0" to cgroup.procs
+// moves the writer), so its whole tree is counted. Removed on destruction,
+// once the tree is gone.
+class PidsCgroupV1 {
+ public:
+  // mkdir <own v1 pids cgroup>/<name>, pids.max = max.
+  static Result<PidsCgroupV1> create(std::string_view name, int max);
+
+  PidsCgroupV1(PidsCgroupV1&& other) noexcept;
+  PidsCgroupV1& operator=(PidsCgroupV1&&) = delete;
+  ~PidsCgroupV1();
+
+  const std::string& path() const { return path_; }
+  // O_WRONLY cgroup.procs, for the child to write "0" to.
+  int procsFd() const { return procs_.get(); }
+
+ private:
+  PidsCgroupV1(std::string path, UniqueFd procs) : path_(std::move(path)), procs_(std::move(procs)) {}
+  std::string path_;
+  UniqueFd procs_;
+};
+
 }  // namespace sv::tracer

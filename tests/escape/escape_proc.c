@@ -264,40 +264,75 @@ static void handles(void) {
   mustFail("open_by_handle_at(O_WRONLY)", open_by_handle_at(AT_FDCWD, &h.fh, O_WRONLY));
 }
 
-/* The session cgroup's pids.max bounds a fork bomb. Read, not bombed. */
-static void pidsLimit(void) {
-  char cg[512] = "", line[512];
+/* pids.max of our cgroup in the hierarchy that has the pids controller:
+ * cgroup2 (`v1_controller` NULL) or the v1 hierarchy mounted with that
+ * controller (hybrid hosts). Writes the file's path and value; 0 if read. */
+static int readPidsMax(const char* v1_controller, char* path, size_t path_size, char* value,
+                       size_t value_size) {
+  char cg[512] = "", line[1024], mnt[256] = "";
   FILE* f = fopen("/proc/self/cgroup", "r");
   setupOk("open /proc/self/cgroup", f ? 0 : -1);
-  while (fgets(line, sizeof line, f))
-    if (!strncmp(line, "0::", 3)) snprintf(cg, sizeof cg, "%s", line + 3);
+  while (fgets(line, sizeof line, f)) {
+    /* "id:controller,list:/path" */
+    char* a = strchr(line, ':');
+    char* b = a ? strchr(a + 1, ':') : NULL;
+    if (!b) continue;
+    *b = '\0';
+    char list[256];
+    snprintf(list, sizeof list, ",%s,", a + 1);
+    char want[64];
+    snprintf(want, sizeof want, ",%s,", v1_controller ? v1_controller : "");
+    if (v1_controller ? strstr(list, want) != NULL : (a == line + 1 && line[0] == '0'))
+      snprintf(cg, sizeof cg, "%s", b + 1);
+  }
   fclose(f);
   cg[strcspn(cg, "\n")] = '\0';
-  /* The cgroup2 mount point, from mountinfo (never hard-coded). */
-  char mnt[256] = "";
+  /* The mount point, from mountinfo (never hard-coded). */
   f = fopen("/proc/self/mountinfo", "r");
   setupOk("open mountinfo", f ? 0 : -1);
   while (fgets(line, sizeof line, f)) {
-    char* sep = strstr(line, " - cgroup2 ");
+    char* sep = strstr(line, v1_controller ? " - cgroup " : " - cgroup2 ");
     if (!sep) continue;
+    if (v1_controller) {
+      char super[256] = "", opts[260];
+      if (sscanf(sep, " - cgroup %*s %255s", super) != 1) continue;
+      snprintf(opts, sizeof opts, ",%s,", super);
+      char want[64];
+      snprintf(want, sizeof want, ",%s,", v1_controller);
+      if (!strstr(opts, want)) continue;
+    }
     char point[256];
     if (sscanf(line, "%*s %*s %*s %*s %255s", point) == 1) snprintf(mnt, sizeof mnt, "%s", point);
   }
   fclose(f);
-  char path[1024], value[64] = "";
-  snprintf(path, sizeof path, "%s%s/pids.max", mnt, cg);
+  value[0] = '\0';
+  snprintf(path, path_size, "%s%s/pids.max", mnt, cg);
+  if (!mnt[0] || !cg[0]) return -1;
   f = fopen(path, "r");
-  if (f) {
-    if (!fgets(value, sizeof value, f)) value[0] = '\0';
-    fclose(f);
-  }
+  if (!f) return -1;
+  if (!fgets(value, (int)value_size, f)) value[0] = '\0';
+  fclose(f);
   value[strcspn(value, "\n")] = '\0';
-  if (!f || !strcmp(value, "max")) {
-    printf("ESCAPED no pids limit: %s = '%s'\n", path, f ? value : strerror(errno));
+  return 0;
+}
+
+/* The tree's pids.max bounds a fork bomb: the session cgroup's (cgroup2), or
+ * on hybrid hosts the session's v1 pids cgroup. Read, not bombed. */
+static void pidsLimit(void) {
+  char path[1024], value[64];
+  int rc = readPidsMax(NULL, path, sizeof path, value, sizeof value);
+  if (rc != 0 || !strcmp(value, "max")) {
+    char v1_path[1024], v1_value[64];
+    if (readPidsMax("pids", v1_path, sizeof v1_path, v1_value, sizeof v1_value) == 0 &&
+        strcmp(v1_value, "max") != 0) {
+      printf("blocked fork bomb: %s = %s\n", v1_path, v1_value);
+      return;
+    }
+    printf("ESCAPED no pids limit: %s = '%s'\n", path, rc == 0 ? value : "unreadable");
     g_escaped = 1;
-  } else {
-    printf("blocked fork bomb: %s = %s\n", path, value);
+    return;
   }
+  printf("blocked fork bomb: %s = %s\n", path, value);
 }
 
 int main(int argc, char** argv) {
