@@ -63,6 +63,15 @@ Status AuditLog::open(const AuditSinkConfig& config) {
   return {};
 }
 
+// A healthy sink holds at most one batch plus the line that completes it:
+// reserving that up front keeps emit() allocation-free from the first event
+// (growth then only happens under backpressure, up to max_buffer_bytes).
+void AuditLog::reserveBatch(Sink& sink) const {
+  constexpr size_t kLongLine = 16u << 10;  // an event with long paths and argv
+  sink.buf.reserve(options_.write_batch_bytes + kLongLine);
+  sink.line_lens.reserve((options_.write_batch_bytes + kLongLine) / 64);
+}
+
 Status AuditLog::addFileSink(const std::string& path) {
   // O_NONBLOCK: a FIFO at that path must not block us in open() waiting for a
   // reader (ENXIO instead), and then writes to it must not block either.
@@ -80,6 +89,7 @@ Status AuditLog::addFileSink(const std::string& path) {
   sink.mode = S_ISREG(st.st_mode)    ? WriteMode::kFile
               : S_ISSOCK(st.st_mode) ? WriteMode::kSocket
                                      : WriteMode::kNonBlocking;
+  reserveBatch(sink);
   sinks_.push_back(std::move(sink));
   return {};
 }
@@ -142,6 +152,7 @@ Status AuditLog::addSink(std::string name, UniqueFd fd, bool shared_with_command
   sink.fd = std::move(fd);
   std::lock_guard lock(mu_);
   if (closed_) return Error{EBADF, "audit log already closed"};
+  reserveBatch(sink);
   sinks_.push_back(std::move(sink));
   return {};
 }

@@ -115,6 +115,7 @@ class AuditLog {
     uint64_t lost_total = 0;
     size_t pending() const { return buf.size() - off; }
   };
+  void reserveBatch(Sink& sink) const;
 
   Status addSink(std::string name, UniqueFd fd, bool shared_with_command);
   void append(Sink& sink, std::string_view line);

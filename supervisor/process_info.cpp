@@ -10,6 +10,9 @@
 #include <limits.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <charconv>
+#include <cstdio>
 #include <cstdlib>
 #include <string_view>
 
@@ -103,17 +106,52 @@ void parseIds(const std::string& status, std::string_view key, uint32_t& real, u
 
 }  // namespace
 
+namespace {
+
+// ppid (field 4) and starttime (field 22) of /proc/PID/stat, read into a
+// stack buffer: the start-time checks run on the decision path and must not
+// allocate. False when the process is gone or the line is malformed.
+bool readStatNumbers(int pid, int* ppid, uint64_t* start_time) {
+  if (pid <= 0) return false;
+  char path[64];
+  std::snprintf(path, sizeof path, "/proc/%d/stat", pid);
+  UniqueFd fd(::open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY));
+  if (!fd) return false;
+  char buf[1024];  // comm is at most 16 bytes: the line is far shorter
+  const ssize_t n = ::read(fd.get(), buf, sizeof buf);
+  if (n <= 0) return false;
+  std::string_view line(buf, static_cast<size_t>(n));
+  const size_t close = line.rfind(')');
+  if (close == std::string_view::npos) return false;
+  line.remove_prefix(close + 1);
+  // Fields after ") " start at field 3 (state).
+  int field = 2;
+  while (!line.empty()) {
+    const size_t start = line.find_first_not_of(' ');
+    if (start == std::string_view::npos) break;
+    line.remove_prefix(start);
+    const size_t end = std::min(line.find_first_of(" \n"), line.size());
+    ++field;
+    if (field == 4 && ppid) std::from_chars(line.data(), line.data() + end, *ppid);
+    if (field == 22) {
+      if (start_time) std::from_chars(line.data(), line.data() + end, *start_time);
+      return true;
+    }
+    line.remove_prefix(end);
+  }
+  return false;
+}
+
+}  // namespace
+
 uint64_t readStartTime(int pid) {
-  std::string stat;
-  if (pid <= 0 || !readSmallFile("/proc/" + std::to_string(pid) + "/stat", stat, 4096)) return 0;
-  return parseStat(stat).start_time;
+  uint64_t start_time = 0;
+  return readStatNumbers(pid, nullptr, &start_time) ? start_time : 0;
 }
 
 int readParentPid(int pid) {
-  std::string stat;
-  if (pid <= 0 || !readSmallFile("/proc/" + std::to_string(pid) + "/stat", stat, 4096)) return -1;
-  StatFields f = parseStat(stat);
-  return f.ok ? f.ppid : -1;
+  int ppid = -1;
+  return readStatNumbers(pid, &ppid, nullptr) ? ppid : -1;
 }
 
 ProcessInfo readProcessInfo(int pid, int tid) {
