@@ -13,21 +13,15 @@
 #include "policy/compile.h"
 #include "policy/engine.h"
 #include "policy/load.h"
+#include "tests/unit/policy_test_util.h"
 #include "policy/path.h"
 
 namespace sv::policy {
 namespace {
 
+// Warnings fail these tests too: the tables must come from a clean policy.
 std::shared_ptr<const Policy> mustLoad(const std::string& text, const std::string& preset) {
-  LoadRequest r;
-  r.preset = preset;
-  if (!text.empty()) r.files.push_back({"p.json", text});
-  r.workspace = "/ws";
-  r.home = "/home/u";
-  LoadResult res = load(r);
-  EXPECT_TRUE(res.ok());
-  for (const auto& d : res.diagnostics) ADD_FAILURE() << d.message;
-  return res.policy;
+  return test_util::mustLoad(text, preset, /*warnings_fail=*/true);
 }
 
 constexpr const char* kProfilesPolicy = R"({

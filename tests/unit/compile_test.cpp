@@ -9,20 +9,12 @@
 
 #include "policy/compile.h"
 #include "policy/load.h"
+#include "tests/unit/policy_test_util.h"
 
 namespace sv::policy {
 namespace {
 
-std::shared_ptr<const Policy> mustLoad(const std::string& text, const std::string& preset) {
-  LoadRequest r;
-  r.preset = preset;
-  if (!text.empty()) r.files.push_back({"p.json", text});
-  r.workspace = "/ws";
-  r.home = "/home/u";
-  LoadResult res = load(r);
-  EXPECT_TRUE(res.ok());
-  return res.policy;
-}
+using test_util::mustLoad;
 
 void checkGolden(const std::string& name, const std::string& actual) {
   std::string path = std::string(SV_GOLDEN_DIR) + "/" + name + ".txt";

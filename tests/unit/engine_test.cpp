@@ -4,22 +4,12 @@
 
 #include "policy/engine.h"
 #include "policy/load.h"
+#include "tests/unit/policy_test_util.h"
 
 namespace sv::policy {
 namespace {
 
-std::shared_ptr<const Policy> mustLoad(const std::string& text, const std::string& preset) {
-  LoadRequest r;
-  r.preset = preset;
-  if (!text.empty()) r.files.push_back({"p.json", text});
-  r.workspace = "/ws";
-  r.home = "/home/u";
-  LoadResult res = load(r);
-  std::string diags;
-  for (const auto& d : res.diagnostics) diags += d.format() + "\n";
-  EXPECT_TRUE(res.ok()) << diags;
-  return res.policy;
-}
+using test_util::mustLoad;
 
 const char* kPolicy = R"({
   "filesystem": {
