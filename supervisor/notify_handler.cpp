@@ -60,18 +60,29 @@ std::string_view verb(Operation op) {
 }
 
 // The umask of the target (emulated creates must apply it; ours is 0).
-mode_t targetUmask(pid_t tid) {
+// The number after `key` (e.g. "Umask:") in /proc/TID/status, in `base`; or
+// `fallback` when the thread is gone or the line is missing.
+long statusField(pid_t tid, const char* key, int base, long fallback) {
   char path[64];
   std::snprintf(path, sizeof path, "/proc/%d/status", tid);
   UniqueFd fd(::open(path, O_RDONLY | O_CLOEXEC));
   char buf[2048];
   ssize_t n = fd ? ::read(fd.get(), buf, sizeof buf - 1) : -1;
-  if (n <= 0) return 022;
+  if (n <= 0) return fallback;
   buf[n] = '\0';
-  const char* line = std::strstr(buf, "\nUmask:");
-  if (!line) return 022;
-  return static_cast<mode_t>(std::strtoul(line + 7, nullptr, 8));
+  char needle[32];
+  std::snprintf(needle, sizeof needle, "\n%s", key);
+  const char* line = std::strstr(buf, needle);
+  return line ? std::strtol(line + std::strlen(needle), nullptr, base) : fallback;
 }
+
+mode_t targetUmask(pid_t tid) { return static_cast<mode_t>(statusField(tid, "Umask:", 8, 022)); }
+
+// The process (thread group) a thread belongs to; the tid itself when that
+// can't be read. Profiles belong to processes: a thread of a process that
+// switched profile must get that profile, and after exec by any thread the
+// process keeps the thread group's id.
+pid_t threadGroupOf(pid_t tid) { return static_cast<pid_t>(statusField(tid, "Tgid:", 10, tid)); }
 
 }  // namespace
 
@@ -340,23 +351,6 @@ bool NotifyHandler::resolve(Call& c, int dirfd, uint64_t addr, const ResolveOpti
   }
   *out = std::move(*resolved);
   return true;
-}
-
-// The process (thread group) a thread belongs to, from /proc/TID/status; the
-// tid itself when that can't be read. Profiles belong to processes: a thread
-// of a process that switched profile must get that profile, and after exec
-// by any thread the process keeps the thread group's id.
-static pid_t threadGroupOf(pid_t tid) {
-  char name[64];
-  std::snprintf(name, sizeof name, "/proc/%d/status", tid);
-  UniqueFd fd(::open(name, O_RDONLY | O_CLOEXEC));
-  if (!fd) return tid;
-  char buf[1024];
-  const ssize_t n = ::read(fd.get(), buf, sizeof buf - 1);
-  if (n <= 0) return tid;
-  buf[n] = '\0';
-  const char* line = std::strstr(buf, "\nTgid:");
-  return line ? static_cast<pid_t>(std::strtol(line + 6, nullptr, 10)) : tid;
 }
 
 std::string_view NotifyHandler::profileOf(pid_t tgid) {
