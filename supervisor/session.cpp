@@ -1,15 +1,12 @@
 // Session: probe, confine, launch, supervise, report; see session.h.
 #include "supervisor/session.h"
 
-#include <arpa/inet.h>
 #include <linux/capability.h>
 #include <signal.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
-#include <sys/wait.h>
 #include <unistd.h>
-#include <uv.h>
 
 #include <cstdio>
 #include <optional>
@@ -19,8 +16,10 @@
 #include "supervisor/audit/policy_json.h"
 #include "supervisor/audit_log.h"
 #include "supervisor/launcher.h"
+#include "supervisor/net_events.h"
 #include "supervisor/notify_handler.h"
 #include "supervisor/notify_thread.h"
+#include "supervisor/supervision.h"
 #include "supervisor/watchdog.h"
 #include "tracer/capabilities.h"
 #include "tracer/cgroup.h"
@@ -98,121 +97,6 @@ void lowerOwnCapabilities(uint64_t keep) {
 // tearing down the session cgroup (cgroupfs refuses rmdir without them here).
 void restoreOwnCapabilities() { setOwnEffectiveCapabilities(~0ULL); }
 
-std::string ipText(const policy::Ip6& ip) { return policy::ipToString(ip); }
-
-// The libuv loop and everything it watches. C callbacks call into here;
-// nothing in them throws (the handlers are noexcept by construction).
-class Supervision {
- public:
-  Supervision(const SessionOptions& options, AuditLog& audit) : options_(options), audit_(audit) {
-    uv_loop_init(&loop_);
-  }
-  ~Supervision() {
-    uv_walk(&loop_, [](uv_handle_t* h, void*) { if (!uv_is_closing(h)) uv_close(h, nullptr); },
-            nullptr);
-    uv_run(&loop_, UV_RUN_DEFAULT);
-    uv_loop_close(&loop_);
-  }
-
-  void watchNet(tracer::NetFilter* net) {
-    net_ = net;
-    watch(&net_poll_, net->eventFd(), [](uv_poll_t* h, int, int) {
-      auto* self = static_cast<Supervision*>(h->data);
-      self->net_->consume([self](const tracer::NetEvent& e) { self->onNetEvent(e); });
-    });
-  }
-
-  void watchChild(pid_t pid, int pidfd) {
-    child_pid_ = pid;
-    watch(&child_poll_, pidfd, [](uv_poll_t* h, int, int) {
-      auto* self = static_cast<Supervision*>(h->data);
-      siginfo_t info{};
-      if (::waitid(P_PIDFD, static_cast<id_t>(self->child_poll_fd_), &info, WEXITED | WNOHANG) != 0 ||
-          info.si_pid == 0)
-        return;
-      self->exit_ = info;
-      uv_stop(&self->loop_);
-    });
-    child_poll_fd_ = pidfd;
-  }
-
-  void watchSignals(int sigfd) {
-    watch(&signal_poll_, sigfd, [](uv_poll_t* h, int, int) {
-      auto* self = static_cast<Supervision*>(h->data);
-      signalfd_siginfo si;
-      while (::read(self->signal_fd_, &si, sizeof si) == sizeof si) {
-        // A terminal's Ctrl-C (SI_KERNEL) already reached the command, which
-        // shares our process group; only relay what was sent to us alone.
-        if (si.ssi_code != SI_KERNEL) ::kill(self->child_pid_, static_cast<int>(si.ssi_signo));
-      }
-    });
-    signal_fd_ = sigfd;
-  }
-
-  std::optional<siginfo_t> run() {
-    uv_timer_init(&loop_, &flush_timer_);
-    flush_timer_.data = this;
-    uv_timer_start(&flush_timer_, [](uv_timer_t* t) {
-      static_cast<Supervision*>(t->data)->audit_.flush();
-    }, 50, 50);
-    uv_run(&loop_, UV_RUN_DEFAULT);
-    if (net_) net_->consume([this](const tracer::NetEvent& e) { onNetEvent(e); });
-    return exit_;
-  }
-
- private:
-  void watch(uv_poll_t* handle, int fd, uv_poll_cb cb) {
-    uv_poll_init(&loop_, handle, fd);
-    handle->data = this;
-    uv_poll_start(handle, UV_READABLE | UV_DISCONNECT, cb);
-  }
-
-  void onNetEvent(const tracer::NetEvent& e) {
-    const bool deny = e.decision == tracer::kNetDeny;
-    const bool audit_mode = options_.policy->mode == policy::Mode::Audit;
-    AuditEvent ev;
-    ev.category = "network";
-    ev.operation = e.op == tracer::kNetOpSendmsg    ? "sendmsg"
-                   : e.op == tracer::kNetOpSockCreate ? "socket"
-                                                      : "connect";
-    ev.decision = deny ? (audit_mode ? "would-deny" : "deny") : "allow";
-    ev.enforced_by = "cgroup-bpf";
-    ev.err = deny && !audit_mode ? EPERM : 0;
-    ev.rule_id = e.rule_index != tracer::kNetRuleNone ? net_->ruleIdAt(e.rule_index)
-                                                      : std::string(policy::kDefaultDenyConnect);
-    ev.default_rule = e.rule_index == tracer::kNetRuleNone;
-    ev.network.family = e.family == AF_INET6 ? "inet6" : "inet";
-    ev.network.proto = e.protocol == IPPROTO_UDP ? "udp" : e.protocol == IPPROTO_TCP ? "tcp" : "";
-    ev.network.ip = ipText(e.addr);
-    ev.network.port = e.port;
-    std::shared_ptr<const ProcessInfo> process;
-    if (e.tgid) {
-      process = processes_.lookup(static_cast<int>(e.tgid), static_cast<int>(e.pid));
-      ev.process = process.get();
-    }
-    audit_.emit(ev);
-    if (deny && !options_.quiet && e.op != tracer::kNetOpSockCreate) {
-      std::string line = std::string("supervise: ") + (audit_mode ? "would deny" : "denied") +
-                         " connect to " + ev.network.ip + ":" + std::to_string(e.port) + " (rule " +
-                         ev.rule_id + ")\n";
-      ssize_t unused = ::write(STDERR_FILENO, line.data(), line.size());
-      (void)unused;
-    }
-  }
-
-  const SessionOptions& options_;
-  AuditLog& audit_;
-  uv_loop_t loop_{};
-  uv_poll_t net_poll_{}, child_poll_{}, signal_poll_{};
-  uv_timer_t flush_timer_{};
-  tracer::NetFilter* net_ = nullptr;
-  ProcessCache processes_;
-  pid_t child_pid_ = -1;
-  int child_poll_fd_ = -1;
-  int signal_fd_ = -1;
-  std::optional<siginfo_t> exit_;
-};
-
 std::string envOr(const char* name, const char* fallback) {
   const char* v = std::getenv(name);
   return v ? v : fallback;
@@ -252,8 +136,10 @@ int runSession(const SessionOptions& options) {
   std::optional<tracer::SessionCgroup> cgroup;
   std::string cgroup_error;
   const std::string session_id = newSessionId();
+  // The cgroup's name also names the session's v1 pids cgroup and scopes /proc.
+  const std::string cgroup_name = "supervise-" + session_id.substr(0, 12);
   if (host.cgroup_writable) {
-    auto created = tracer::SessionCgroup::create("supervise-" + session_id.substr(0, 12));
+    auto created = tracer::SessionCgroup::create(cgroup_name);
     if (created)
       cgroup.emplace(std::move(*created));
     else
@@ -265,8 +151,7 @@ int runSession(const SessionOptions& options) {
   // `doctor` reports.
   std::optional<tracer::PidsCgroupV1> pids_v1;
   if (cgroup && !cgroup->setPidsMax(kSessionPidsMax)) {
-    auto created = tracer::PidsCgroupV1::create(cgroup->path().substr(cgroup->path().rfind('/') + 1),
-                                                kSessionPidsMax);
+    auto created = tracer::PidsCgroupV1::create(cgroup_name, kSessionPidsMax);
     if (created) pids_v1.emplace(std::move(*created));
   }
   const bool needs_net = policy.network.mode.value_or(NetworkMode::All) != NetworkMode::All;
@@ -401,7 +286,8 @@ int runSession(const SessionOptions& options) {
   lowerOwnCapabilities(*keep);
   ::umask(0);  // emulated creates apply the target's umask themselves
 
-  Supervision supervision(options, audit);
+  Supervision supervision;
+  ProcessCache processes;
   std::optional<tracer::NotifyListener> listener;
   std::optional<NotifyHandler> handler;
   std::unique_ptr<NotifyThread> notify_thread;  // declared after handler: stops first
@@ -430,7 +316,7 @@ int runSession(const SessionOptions& options) {
     notify_options.audit_allows = policy.audit.level != policy::AuditLevel::Deny;
     notify_options.workspace = policy.workspace;
     notify_options.root_pid = launched->pid;
-    if (cgroup) notify_options.session_cgroup = cgroup->path().substr(cgroup->path().rfind('/') + 1);
+    if (cgroup) notify_options.session_cgroup = cgroup_name;
     handler.emplace(engine, *listener, audit, notify_options);
     auto started = NotifyThread::start(*handler, listener->fd());
     if (!started) {
@@ -441,7 +327,13 @@ int runSession(const SessionOptions& options) {
     }
     notify_thread = std::move(*started);
   }
-  if (net) supervision.watchNet(&*net);
+  std::optional<NetEventAuditor> net_events;
+  if (net) {
+    net_events.emplace(*net, audit, processes, policy.mode == policy::Mode::Audit, options.quiet);
+    supervision.watchReadable(net->eventFd(), [&] { net_events->drain(); });
+    supervision.atStop([&] { net_events->drain(); });
+  }
+  supervision.addTimer(50, [&] { audit.flush(); });
   supervision.watchChild(launched->pid, launched->pidfd.get());
   supervision.watchSignals(sigfd.get());
 

@@ -1,0 +1,51 @@
+// NetEventAuditor: see net_events.h.
+#include "supervisor/net_events.h"
+
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <string>
+
+#include "policy/cidr.h"
+#include "policy/engine.h"
+
+namespace sv::supervisor {
+
+void NetEventAuditor::drain() {
+  net_.consume([this](const tracer::NetEvent& e) { onEvent(e); });
+}
+
+void NetEventAuditor::onEvent(const tracer::NetEvent& e) {
+  const bool deny = e.decision == tracer::kNetDeny;
+  AuditEvent ev;
+  ev.category = "network";
+  ev.operation = e.op == tracer::kNetOpSendmsg      ? "sendmsg"
+                 : e.op == tracer::kNetOpSockCreate ? "socket"
+                                                    : "connect";
+  ev.decision = deny ? (audit_mode_ ? "would-deny" : "deny") : "allow";
+  ev.enforced_by = "cgroup-bpf";
+  ev.err = deny && !audit_mode_ ? EPERM : 0;
+  ev.default_rule = e.rule_index == tracer::kNetRuleNone;
+  ev.rule_id = ev.default_rule ? std::string(policy::kDefaultDenyConnect)
+                               : net_.ruleIdAt(e.rule_index);
+  ev.network.family = e.family == AF_INET6 ? "inet6" : "inet";
+  ev.network.proto = e.protocol == IPPROTO_UDP ? "udp" : e.protocol == IPPROTO_TCP ? "tcp" : "";
+  ev.network.ip = policy::ipToString(e.addr);
+  ev.network.port = e.port;
+  std::shared_ptr<const ProcessInfo> process;
+  if (e.tgid) {
+    process = processes_.lookup(static_cast<int>(e.tgid), static_cast<int>(e.pid));
+    ev.process = process.get();
+  }
+  audit_.emit(ev);
+  if (deny && !quiet_ && e.op != tracer::kNetOpSockCreate) {
+    const std::string line = std::string("supervise: ") + (audit_mode_ ? "would deny" : "denied") +
+                             " connect to " + ev.network.ip + ":" + std::to_string(e.port) +
+                             " (rule " + ev.rule_id + ")\n";
+    ssize_t unused = ::write(STDERR_FILENO, line.data(), line.size());
+    (void)unused;
+  }
+}
+
+}  // namespace sv::supervisor
