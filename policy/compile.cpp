@@ -45,10 +45,7 @@ void addNetRules(NetworkPlan& plan, const std::vector<NetRule>& rules) {
     if (r.cidr) {
       plan.entries.push_back({*r.cidr, r.port_lo, r.port_hi, r.id});
     } else {
-      std::string ports = r.port_lo == r.port_hi
-                              ? std::to_string(r.port_lo)
-                              : std::to_string(r.port_lo) + "-" + std::to_string(r.port_hi);
-      plan.hosts.push_back(r.host + ":" + ports);
+      plan.hosts.push_back({r.host, r.port_lo, r.port_hi, r.id});
     }
   }
 }
@@ -74,6 +71,12 @@ void finishNet(NetworkPlan& plan) {
 }
 
 }  // namespace
+
+std::string NetHost::toString() const {
+  std::string ports = port_lo == port_hi ? std::to_string(port_lo)
+                                         : std::to_string(port_lo) + "-" + std::to_string(port_hi);
+  return name + ":" + ports;
+}
 
 CompiledPolicy compile(const Policy& policy) {
   CompiledPolicy out;
@@ -144,7 +147,7 @@ std::string toText(const CompiledPolicy& c) {
       o << "  " << e.cidr.toString() << " ports " << e.port_lo << "-" << e.port_hi << " "
         << e.rule_id << "\n";
     }
-    for (const auto& h : n.hosts) o << "  host " << h << "\n";
+    for (const auto& h : n.hosts) o << "  host " << h.toString() << "\n";
   };
   net("network", c.network);
   for (const auto& [name, n] : c.profile_network) net("network[" + name + "]", n);

@@ -50,10 +50,21 @@ struct NetEntry {
   }
 };
 
+// A domain entry ("github.com:22"): enforced through the addresses the name
+// resolves to (supervisor/dns_allow.h), never by name in the kernel.
+struct NetHost {
+  std::string name;  // lower case, as validated by the loader
+  uint16_t port_lo = 0, port_hi = 65535;
+  std::string rule_id;
+  auto operator<=>(const NetHost&) const = default;
+  // "name:port" or "name:lo-hi", as written in toText().
+  std::string toString() const;
+};
+
 struct NetworkPlan {
   NetworkMode mode = NetworkMode::Localhost;
-  std::vector<NetEntry> entries;        // literal CIDR entries (loopback added for Localhost)
-  std::vector<std::string> hosts;       // domain entries to resolve at start ("host:port")
+  std::vector<NetEntry> entries;  // literal CIDR entries (loopback added for Localhost)
+  std::vector<NetHost> hosts;     // domain entries, sorted; resolved and observed at run time
 };
 
 struct CompiledPolicy {

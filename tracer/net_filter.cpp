@@ -38,6 +38,7 @@ static_assert(static_cast<int>(policy::NetworkMode::None) == SV_NET_MODE_NONE &&
 static_assert(kNetRuleNone == SV_NET_RULE_NONE && kNetAllow == SV_NET_ALLOW &&
                   kNetDeny == SV_NET_DENY && kNetOpSockCreate == SV_NET_OP_SOCK_CREATE &&
                   kNetReasonRawSocket == SV_NET_REASON_RAW_SOCKET &&
+                  kNetReasonDnsProxy == SV_NET_REASON_DNS_PROXY &&
                   kNetFlagUnspec == SV_NET_EVENT_F_UNSPEC && kNetFlagAudit == SV_NET_EVENT_F_AUDIT,
               "C++ mirrors of the ABI constants");
 
@@ -118,6 +119,11 @@ policy::Ip6 maskTo(policy::Ip6 ip, int prefix_len) {
     ip[i] &= static_cast<uint8_t>(bits == 8 ? 0xff : (0xff << (8 - bits)) & 0xff);
   }
   return ip;
+}
+
+bool isV4Mapped(const policy::Ip6& ip) {
+  static constexpr uint8_t kPrefix[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+  return std::memcmp(ip.data(), kPrefix, 12) == 0;
 }
 
 struct Range {
@@ -281,6 +287,12 @@ Result<NetFilter> NetFilter::load(const policy::NetworkPlan& plan, int cgroup_fd
   ro->sv_net_allow_raw = options.allow_raw_sockets ? 1 : 0;
   ro->sv_net_audit_only = options.audit_only ? 1 : 0;
   ro->sv_net_port_ranges_max = s->port_ranges_max;
+  ro->sv_net_dns_proxy = options.dns_proxy ? 1 : 0;
+  // Four programs more (verifier and attach time) only when there is a
+  // resolver to stand in for.
+  bpf_program* dns_progs[] = {s->skel->progs.recvmsg4, s->skel->progs.recvmsg6,
+                              s->skel->progs.getpeername4, s->skel->progs.getpeername6};
+  for (bpf_program* prog : dns_progs) bpf_program__set_autoload(prog, options.dns_proxy);
   // The helper's availability differs by program type and kernel; the
   // programs skip the call when told it is missing (pid reported as 0).
   ro->sv_net_pid_in_sock_addr = libbpf_probe_bpf_helper(BPF_PROG_TYPE_CGROUP_SOCK_ADDR,
@@ -293,9 +305,10 @@ Result<NetFilter> NetFilter::load(const policy::NetworkPlan& plan, int cgroup_fd
 
   for (const auto& [key, ranges] : s->entries) SV_TRY(s->writeAffected(key));
 
-  bpf_program* progs[] = {s->skel->progs.sock_create, s->skel->progs.connect4,
-                          s->skel->progs.connect6, s->skel->progs.sendmsg4,
-                          s->skel->progs.sendmsg6};
+  std::vector<bpf_program*> progs = {s->skel->progs.sock_create, s->skel->progs.connect4,
+                                     s->skel->progs.connect6, s->skel->progs.sendmsg4,
+                                     s->skel->progs.sendmsg6};
+  if (options.dns_proxy) progs.insert(progs.end(), std::begin(dns_progs), std::end(dns_progs));
   for (bpf_program* prog : progs) {
     errno = 0;
     Link link(bpf_program__attach_cgroup(prog, cgroup_fd));
@@ -354,6 +367,51 @@ Status NetFilter::allow(const policy::Ip6& ip, uint16_t port_lo, uint16_t port_h
     return value.error();
   }
   return s_->writeAffected(key);
+}
+
+Status NetFilter::revoke(const policy::Ip6& ip, uint16_t port_lo, uint16_t port_hi,
+                         uint32_t rule_index) {
+  EntryKey key{ip, 128};
+  auto it = s_->entries.find(key);
+  if (it == s_->entries.end()) return {};
+  auto& ranges = it->second;
+  ranges.erase(std::remove(ranges.begin(), ranges.end(), Range{port_lo, port_hi, rule_index}),
+               ranges.end());
+  if (!ranges.empty()) return s_->writeAffected(key);
+  s_->entries.erase(it);
+  // No /128 entry left: the longest match falls back to a less specific
+  // block (with its own ranges), or to none.
+  sv_net_lpm_key lpm{};
+  lpm.prefixlen = 128;
+  std::memcpy(lpm.addr, ip.data(), 16);
+  if (bpf_map_delete_elem(bpf_map__fd(s_->skel->maps.sv_net_allow), &lpm) != 0 && errno != ENOENT)
+    return errnoError("bpf_map_delete_elem sv_net_allow");
+  return {};
+}
+
+Status NetFilter::redirectDns(const policy::Ip6& resolver, uint16_t port, const policy::Ip6& proxy,
+                              uint16_t proxy_port, uint32_t rule_index) {
+  if (!bpf_program__autoload(s_->skel->progs.recvmsg4))
+    return Error{EINVAL, "redirectDns: loaded without NetFilterOptions::dns_proxy"};
+  const bool v4 = isV4Mapped(resolver);
+  if (v4 != isV4Mapped(proxy))
+    return Error{EINVAL, "redirectDns: resolver and proxy must be of one address family"};
+  sv_net_dns_key up{}, px{};
+  std::memcpy(up.addr, resolver.data(), 16);
+  up.port = port;
+  std::memcpy(px.addr, proxy.data(), 16);
+  px.port = proxy_port;
+  sv_net_dns_target target{};
+  std::memcpy(target.addr, proxy.data(), 16);
+  target.port = proxy_port;
+  target.rule_index = rule_index;
+  // Reverse mapping first: a reply must never reach the tree unrewritten.
+  if (bpf_map_update_elem(bpf_map__fd(s_->skel->maps.sv_net_dns_proxies), &px, &up, BPF_ANY) != 0)
+    return errnoError("bpf_map_update_elem sv_net_dns_proxies");
+  if (bpf_map_update_elem(bpf_map__fd(s_->skel->maps.sv_net_dns_servers), &up, &target,
+                          BPF_ANY) != 0)
+    return errnoError("bpf_map_update_elem sv_net_dns_servers");
+  return {};
 }
 
 uint64_t NetFilter::droppedEvents() const {

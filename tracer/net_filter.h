@@ -42,7 +42,8 @@ struct NetEvent {
 inline constexpr uint8_t kNetDeny = 0, kNetAllow = 1;
 inline constexpr uint8_t kNetOpConnect = 1, kNetOpSendmsg = 2, kNetOpSockCreate = 3;
 inline constexpr uint8_t kNetReasonRule = 0, kNetReasonNoMatch = 1, kNetReasonModeAll = 2,
-                         kNetReasonModeNone = 3, kNetReasonRawSocket = 4;
+                         kNetReasonModeNone = 3, kNetReasonRawSocket = 4,
+                         kNetReasonDnsProxy = 5;
 inline constexpr uint8_t kNetFlagUnspec = 0x1;  // 0.0.0.0 / :: judged as loopback
 inline constexpr uint8_t kNetFlagAudit = 0x2;   // deny reported, not enforced (audit_only)
 inline constexpr uint32_t kNetRuleNone = 0xffffffffu;
@@ -54,6 +55,9 @@ struct NetFilterOptions {
   // Port ranges per address block the programs must handle beyond what the
   // plan needs (for later allow() calls). Each one costs verifier time at load.
   uint32_t port_ranges_reserve = 0;
+  // Domain entries: load recvmsg4/6 and getpeername4/6 too and let
+  // redirectDns() send the tree's UDP to resolvers through a proxy.
+  bool dns_proxy = false;
 };
 
 class NetFilter {
@@ -86,6 +90,16 @@ class NetFilter {
   // block would need more port ranges than the programs were loaded for
   // (NetFilterOptions::port_ranges_reserve).
   Status allow(const policy::Ip6& ip, uint16_t port_lo, uint16_t port_hi, uint32_t rule_index);
+  // Withdraws what allow() added (a DNS answer's TTL ran out). Connections
+  // already made stay up; the next connect is judged without the entry.
+  Status revoke(const policy::Ip6& ip, uint16_t port_lo, uint16_t port_hi, uint32_t rule_index);
+  // UDP from the tree to resolver:port goes to proxy:proxy_port instead
+  // (needs NetFilterOptions::dns_proxy), and replies from the proxy look to
+  // the tree as if the resolver sent them. The event of each redirected
+  // connect/sendmsg is an allow with reason kNetReasonDnsProxy and rule_index.
+  // proxy must be ::ffff:127.0.0.1 for an IPv4 resolver, ::1 for IPv6.
+  Status redirectDns(const policy::Ip6& resolver, uint16_t port, const policy::Ip6& proxy,
+                     uint16_t proxy_port, uint32_t rule_index);
   // Decisions lost because the ring buffer was full.
   uint64_t droppedEvents() const;
   // libbpf warnings printed while loading (kept out of stderr).

@@ -14,6 +14,7 @@
 #define SV_SOCK_RAW 3
 #define SV_IPPROTO_ICMP 1
 #define SV_IPPROTO_ICMPV6 58
+#define SV_IPPROTO_UDP 17
 
 struct sv_net_verdict {
 	__u32 rule_index;

@@ -28,6 +28,29 @@ const volatile __u32 sv_net_pid_in_sock = 0;
  * common one-range-per-entry policy. The loader refuses entries beyond it. */
 const volatile __u32 sv_net_port_ranges_max = SV_NET_MAX_PORT_RANGES;
 
+/* @brief Redirect UDP to the resolvers in sv_net_dns_servers to the
+ * supervisor's DNS proxy (domain entries in the allowlist; see
+ * supervisor/dns_allow.h). Off: the recvmsg/getpeername programs are not
+ * even loaded. */
+const volatile __u32 sv_net_dns_proxy = 0;
+
+/* @brief Resolver address:port → the proxy socket that stands in for it. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 64);
+	__type(key, struct sv_net_dns_key);
+	__type(value, struct sv_net_dns_target);
+} sv_net_dns_servers SEC(".maps");
+
+/* @brief Proxy socket address:port → the resolver it stands in for (the
+ * source address recvmsg and getpeername report to the tree). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 64);
+	__type(key, struct sv_net_dns_key);
+	__type(value, struct sv_net_dns_key);
+} sv_net_dns_proxies SEC(".maps");
+
 /* @brief Allowed destinations: longest-prefix match over the IPv4-mapped IPv6
  * address; the value lists the allowed port ranges, each with the index of the
  * policy rule that allowed it. The loader folds less specific entries' ranges

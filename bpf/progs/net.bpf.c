@@ -6,6 +6,11 @@
  * LPM trie; sock_create refuses raw and packet sockets (they bypass those
  * hooks) and, in mode none, every inet socket. Returning 0 makes the syscall
  * fail with EPERM. Every decision is reported to sv_net_events.
+ *
+ * With domain entries (sv_net_dns_proxy), UDP to a known resolver is
+ * redirected to the supervisor's DNS proxy, which adds the answered
+ * addresses to sv_net_allow before it passes the answer on; recvmsg4/6 and
+ * getpeername4/6 put the resolver's address back where the tree looks.
  * See docs/network.md for what is and is not covered.
  */
 /* UAPI headers, not vmlinux.h: a sock_addr context is stable ABI that the
@@ -23,6 +28,75 @@
 
 char LICENSE[] SEC("license") = "GPL";
 
+/* UDP to a resolver of sv_net_dns_servers goes to the proxy instead. The
+ * destination is rewritten in the context, which the kernel then uses for
+ * the connect or the datagram. */
+static __always_inline bool sv_net_dns_redirect(struct bpf_sock_addr *ctx,
+						const struct sv_net_lpm_key *key, __u16 port,
+						bool v4, struct sv_net_verdict *v)
+{
+	struct sv_net_dns_target *t;
+	struct sv_net_dns_key k = {};
+	__u32 w[4];
+
+	if (!sv_net_dns_proxy || ctx->protocol != SV_IPPROTO_UDP)
+		return false;
+	__builtin_memcpy(k.addr, key->addr, 16);
+	k.port = port;
+	t = bpf_map_lookup_elem(&sv_net_dns_servers, &k);
+	if (!t)
+		return false;
+	__builtin_memcpy(w, t->addr, 16);
+	if (v4) {
+		ctx->user_ip4 = w[3];
+	} else {
+		ctx->user_ip6[0] = w[0];
+		ctx->user_ip6[1] = w[1];
+		ctx->user_ip6[2] = w[2];
+		ctx->user_ip6[3] = w[3];
+	}
+	ctx->user_port = bpf_htons(t->port);
+	v->decision = SV_NET_ALLOW;
+	v->reason = SV_NET_REASON_DNS_PROXY;
+	v->rule_index = t->rule_index;
+	v->flags = 0;
+	return true;
+}
+
+/* recvmsg/getpeername: a proxy's address becomes its resolver's again. */
+static __always_inline void sv_net_dns_restore(struct bpf_sock_addr *ctx, bool v4)
+{
+	struct sv_net_dns_key k = {}, *up;
+	__u32 w[4];
+
+	if (v4) {
+		struct sv_net_lpm_key key;
+
+		sv_net_key_from_ip4(&key, ctx->user_ip4);
+		__builtin_memcpy(k.addr, key.addr, 16);
+	} else {
+		w[0] = ctx->user_ip6[0];
+		w[1] = ctx->user_ip6[1];
+		w[2] = ctx->user_ip6[2];
+		w[3] = ctx->user_ip6[3];
+		__builtin_memcpy(k.addr, w, 16);
+	}
+	k.port = bpf_ntohs((__u16)ctx->user_port);
+	up = bpf_map_lookup_elem(&sv_net_dns_proxies, &k);
+	if (!up)
+		return;
+	__builtin_memcpy(w, up->addr, 16);
+	if (v4) {
+		ctx->user_ip4 = w[3];
+	} else {
+		ctx->user_ip6[0] = w[0];
+		ctx->user_ip6[1] = w[1];
+		ctx->user_ip6[2] = w[2];
+		ctx->user_ip6[3] = w[3];
+	}
+	ctx->user_port = bpf_htons(up->port);
+}
+
 static __always_inline int sv_net_check4(struct bpf_sock_addr *ctx, __u8 op)
 {
 	struct sv_net_verdict v;
@@ -30,7 +104,8 @@ static __always_inline int sv_net_check4(struct bpf_sock_addr *ctx, __u8 op)
 	__u16 port = bpf_ntohs((__u16)ctx->user_port);
 
 	sv_net_key_from_ip4(&key, ctx->user_ip4);
-	sv_net_judge(&key, port, &v);
+	if (!sv_net_dns_redirect(ctx, &key, port, true, &v))
+		sv_net_judge(&key, port, &v);
 	sv_net_emit(op, &v, SV_AF_INET, ctx->type, ctx->protocol, port, &key,
 		    sv_net_pid_in_sock_addr);
 	return sv_net_verdict_ret(&v);
@@ -45,7 +120,8 @@ static __always_inline int sv_net_check6(struct bpf_sock_addr *ctx, __u8 op)
 	/* The ctx only permits 4-byte loads of user_ip6[]. */
 	sv_net_key_from_ip6(&key, ctx->user_ip6[0], ctx->user_ip6[1], ctx->user_ip6[2],
 			    ctx->user_ip6[3]);
-	sv_net_judge(&key, port, &v);
+	if (!sv_net_dns_redirect(ctx, &key, port, false, &v))
+		sv_net_judge(&key, port, &v);
 	sv_net_emit(op, &v, SV_AF_INET6, ctx->type, ctx->protocol, port, &key,
 		    sv_net_pid_in_sock_addr);
 	return sv_net_verdict_ret(&v);
@@ -73,6 +149,35 @@ SEC("cgroup/sendmsg6")
 int sendmsg6(struct bpf_sock_addr *ctx)
 {
 	return sv_net_check6(ctx, SV_NET_OP_SENDMSG);
+}
+
+/* Loaded only with sv_net_dns_proxy; they always let the call through. */
+SEC("cgroup/recvmsg4")
+int recvmsg4(struct bpf_sock_addr *ctx)
+{
+	sv_net_dns_restore(ctx, true);
+	return 1;
+}
+
+SEC("cgroup/recvmsg6")
+int recvmsg6(struct bpf_sock_addr *ctx)
+{
+	sv_net_dns_restore(ctx, false);
+	return 1;
+}
+
+SEC("cgroup/getpeername4")
+int getpeername4(struct bpf_sock_addr *ctx)
+{
+	sv_net_dns_restore(ctx, true);
+	return 1;
+}
+
+SEC("cgroup/getpeername6")
+int getpeername6(struct bpf_sock_addr *ctx)
+{
+	sv_net_dns_restore(ctx, false);
+	return 1;
 }
 
 /* Socket kinds the address hooks never see: raw IP (no connect/sendmsg hook

@@ -18,7 +18,7 @@
 #define SV_STATIC_ASSERT(cond, msg) _Static_assert(cond, msg)
 #endif
 
-#define SV_NET_ABI_VERSION 1
+#define SV_NET_ABI_VERSION 2
 
 /* Port ranges one allowlist entry (one CIDR) can carry. The loader folds the
  * ranges of every less specific CIDR into each entry, because an LPM trie only
@@ -54,6 +54,7 @@ enum sv_net_reason {
 	SV_NET_REASON_MODE_ALL = 2,    /* mode all */
 	SV_NET_REASON_MODE_NONE = 3,   /* mode none refuses every inet socket */
 	SV_NET_REASON_RAW_SOCKET = 4,  /* SOCK_RAW, AF_PACKET or ICMP ping socket */
+	SV_NET_REASON_DNS_PROXY = 5,   /* UDP to a resolver, redirected to the supervisor's proxy */
 };
 
 /* Flags in sv_net_event.flags. */
@@ -82,6 +83,25 @@ struct sv_net_allow_value {
 };
 SV_STATIC_ASSERT(sizeof(struct sv_net_allow_value) == 8 + 8 * SV_NET_MAX_PORT_RANGES,
 		 "sv_net_allow_value layout");
+
+/* An address and port, both ways of the DNS redirection (ABI version 2):
+ * sv_net_dns_servers maps a resolver (key) to the supervisor's proxy socket
+ * (struct sv_net_dns_target), sv_net_dns_proxies maps a proxy socket back to
+ * its resolver, so the tree's recvmsg/getpeername see the resolver's address. */
+struct sv_net_dns_key {
+	__u8 addr[16]; /* IPv4-mapped IPv6 form */
+	__u16 port;    /* host byte order */
+	__u16 _pad;
+};
+SV_STATIC_ASSERT(sizeof(struct sv_net_dns_key) == 20, "sv_net_dns_key layout");
+
+struct sv_net_dns_target {
+	__u8 addr[16]; /* proxy address: ::ffff:127.0.0.1 for IPv4 resolvers, ::1 for IPv6 */
+	__u16 port;    /* host byte order */
+	__u16 _pad;
+	__u32 rule_index; /* reported with the redirected connect/sendmsg */
+};
+SV_STATIC_ASSERT(sizeof(struct sv_net_dns_target) == 24, "sv_net_dns_target layout");
 
 /* One decision, allow or deny, as written to the sv_net_events ring buffer. */
 struct sv_net_event {

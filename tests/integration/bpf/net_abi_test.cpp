@@ -27,7 +27,11 @@ TEST(NetAbi, StructSizesAndOffsets) {
   EXPECT_EQ(offsetof(sv_net_event, port), 26u);
   EXPECT_EQ(offsetof(sv_net_event, sock_type), 28u);
   EXPECT_EQ(offsetof(sv_net_event, addr), 32u);
-  EXPECT_EQ(SV_NET_ABI_VERSION, 1);
+  EXPECT_EQ(SV_NET_ABI_VERSION, 2);
+  EXPECT_EQ(sizeof(sv_net_dns_key), 20u);
+  EXPECT_EQ(offsetof(sv_net_dns_key, port), 16u);
+  EXPECT_EQ(sizeof(sv_net_dns_target), 24u);
+  EXPECT_EQ(offsetof(sv_net_dns_target, rule_index), 20u);
 }
 
 // The BPF object's own BTF (what clang laid out for -target bpf) agrees with
@@ -45,7 +49,9 @@ TEST(NetAbi, BpfObjectLayoutMatchesCpp) {
     const char* name;
     size_t size;
   } wants[] = {{"sv_net_lpm_key", sizeof(sv_net_lpm_key)},
-               {"sv_net_allow_value", sizeof(sv_net_allow_value)}};
+               {"sv_net_allow_value", sizeof(sv_net_allow_value)},
+               {"sv_net_dns_key", sizeof(sv_net_dns_key)},
+               {"sv_net_dns_target", sizeof(sv_net_dns_target)}};
   for (const auto& w : wants) {
     int id = btf__find_by_name_kind(b, w.name, BTF_KIND_STRUCT);
     ASSERT_GT(id, 0) << w.name;
