@@ -1,0 +1,218 @@
+// SPDX-License-Identifier: GPL-2.0
+/* proc.bpf.c: process tracking and the in-kernel exec re-check of a session.
+ *
+ * Three raw tracepoints, each scoped to the session cgroup (and below):
+ *   sched_process_fork  a new process of the tree (threads are skipped),
+ *   sched_process_exec  an exec that has passed the point of no return but
+ *                       has not run a single user instruction yet,
+ *   sched_process_exit  a thread exits (its exec approval is dropped) and, for
+ *                       a thread group leader, the process.
+ * At exec, when sv_proc_recheck is set, the binary about to run
+ * (bprm->file, the interpreter for a #! script) must be one of the files the
+ * supervisor approved for the thread that called execve (sv_proc_approved,
+ * keyed by old_pid); otherwise the process gets SIGKILL, which it can't
+ * handle and which is delivered before it returns to user mode. See
+ * docs/enforcement.md "exec" for why this closes the path race.
+ *
+ * Raw tracepoints, not tp_btf: their arguments are plain u64s and the kernel
+ * structs are read at offsets the loader found in the kernel's BTF, so there
+ * is no CO-RE relocation and no attach_btf_id for libbpf to resolve; parsing
+ * the kernel BTF in libbpf cost ~30 ms per start-up here.
+ */
+#include <linux/bpf.h>
+#include <stdbool.h>
+
+#include <bpf/bpf_helpers.h>
+
+#include "maps/proc_maps.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+#define SV_SIGKILL 9
+
+static __always_inline void sv_proc_count(__u32 stat)
+{
+	__u64 *n = bpf_map_lookup_elem(&sv_proc_stats, &stat);
+
+	if (n)
+		__sync_fetch_and_add(n, 1);
+}
+
+/* Reads a pointer-sized or smaller member at `off` of the kernel object at
+ * `base`; 0 when base is NULL or the read faults. */
+static __always_inline __u64 sv_read_u64(__u64 base, __u32 off)
+{
+	__u64 v = 0;
+
+	if (base)
+		bpf_probe_read_kernel(&v, sizeof(v), (void *)(base + off));
+	return v;
+}
+
+static __always_inline __u32 sv_read_u32(__u64 base, __u32 off)
+{
+	__u32 v = 0;
+
+	if (base)
+		bpf_probe_read_kernel(&v, sizeof(v), (void *)(base + off));
+	return v;
+}
+
+static __always_inline bool sv_in_session(void)
+{
+	return bpf_current_task_under_cgroup(&sv_proc_cgroup, 0) == 1;
+}
+
+static __always_inline struct sv_proc_event *sv_proc_reserve(__u8 type, __u64 task)
+{
+	struct sv_proc_event *ev = bpf_ringbuf_reserve(&sv_proc_events, sizeof(*ev), 0);
+	__u64 parent;
+
+	if (!ev) {
+		sv_proc_count(SV_PROC_STAT_EVENTS_DROPPED);
+		return NULL;
+	}
+	ev->ktime_ns = bpf_ktime_get_ns();
+	ev->abi_version = SV_PROC_ABI_VERSION;
+	ev->type = type;
+	ev->verdict = SV_PROC_VERDICT_NONE;
+	ev->flags = 0;
+	ev->pid = sv_read_u32(task, sv_proc_layout.task_pid);
+	ev->tgid = sv_read_u32(task, sv_proc_layout.task_tgid);
+	parent = sv_read_u64(task, sv_proc_layout.task_real_parent);
+	ev->ppid = sv_read_u32(parent, sv_proc_layout.task_tgid);
+	ev->start_boottime = sv_read_u64(task, sv_proc_layout.task_start_boottime);
+	ev->old_pid = 0;
+	ev->kill_err = 0;
+	ev->args_len = 0;
+	ev->file.ino = 0;
+	ev->file.dev = 0;
+	ev->file._pad = 0;
+	bpf_get_current_comm(ev->comm, sizeof(ev->comm));
+	ev->filename[0] = 0;
+	ev->args[0] = 0;
+	return ev;
+}
+
+SEC("raw_tp/sched_process_fork")
+int sched_process_fork(struct bpf_raw_tracepoint_args *ctx)
+{
+	__u64 child = ctx->args[1];
+	struct sv_proc_event *ev;
+
+	if (!sv_in_session())
+		return 0;
+	/* clone(CLONE_THREAD) fires here too; the tree is tracked by process. */
+	if (sv_read_u32(child, sv_proc_layout.task_pid) !=
+	    sv_read_u32(child, sv_proc_layout.task_tgid))
+		return 0;
+	ev = sv_proc_reserve(SV_PROC_EVENT_FORK, child);
+	if (ev)
+		bpf_ringbuf_submit(ev, 0);
+	return 0;
+}
+
+/* Whether `id` is among the approved files. */
+static __always_inline bool sv_proc_approved_file(const struct sv_proc_approval *a,
+						  const struct sv_proc_file_id *id)
+{
+	for (int i = 0; i < SV_PROC_MAX_APPROVED; i++) {
+		if (i >= a->count)
+			break;
+		if (a->ids[i].ino == id->ino && a->ids[i].dev == id->dev)
+			return true;
+	}
+	return false;
+}
+
+SEC("raw_tp/sched_process_exec")
+int sched_process_exec(struct bpf_raw_tracepoint_args *ctx)
+{
+	__u64 task = ctx->args[0];
+	__u32 old_pid = (__u32)ctx->args[1];
+	__u64 bprm = ctx->args[2];
+	struct sv_proc_file_id id = {};
+	struct sv_proc_approval *approval;
+	struct sv_proc_event *ev;
+	__u8 verdict = SV_PROC_VERDICT_NONE;
+	__u32 flags = 0;
+	long kill_err = 0;
+	__u64 file, inode, sb, mm, arg_start, arg_end, len;
+
+	if (!sv_in_session())
+		return 0;
+	/* bprm->file is what runs: for a #! script binfmt_script has already
+	 * swapped in the (innermost) interpreter. */
+	file = sv_read_u64(bprm, sv_proc_layout.bprm_file);
+	inode = sv_read_u64(file, sv_proc_layout.file_inode);
+	id.ino = sv_read_u64(inode, sv_proc_layout.inode_ino);
+	sb = sv_read_u64(inode, sv_proc_layout.inode_sb);
+	id.dev = sv_read_u32(sb, sv_proc_layout.sb_dev);
+
+	if (sv_proc_recheck) {
+		/* old_pid: the thread that called execve, whose id the supervisor
+		 * saw; after a non-leader exec the task already carries the leader's. */
+		approval = bpf_map_lookup_elem(&sv_proc_approved, &old_pid);
+		if (!approval)
+			verdict = SV_PROC_VERDICT_UNAPPROVED;
+		else if (id.ino && sv_proc_approved_file(approval, &id))
+			verdict = SV_PROC_VERDICT_APPROVED;
+		else
+			verdict = SV_PROC_VERDICT_MISMATCH;
+		if (approval)
+			bpf_map_delete_elem(&sv_proc_approved, &old_pid);
+		if (verdict != SV_PROC_VERDICT_APPROVED) {
+			if (sv_proc_audit_only) {
+				flags |= SV_PROC_F_AUDIT;
+			} else {
+				kill_err = bpf_send_signal(SV_SIGKILL);
+				flags |= kill_err ? SV_PROC_F_KILL_FAILED : SV_PROC_F_KILLED;
+				sv_proc_count(SV_PROC_STAT_KILLS);
+			}
+		}
+	}
+
+	ev = sv_proc_reserve(SV_PROC_EVENT_EXEC, task);
+	if (!ev)
+		return 0;
+	ev->verdict = verdict;
+	ev->flags = flags;
+	ev->kill_err = (__s32)kill_err;
+	ev->old_pid = old_pid;
+	ev->file = id;
+	bpf_probe_read_kernel_str(ev->filename, sizeof(ev->filename),
+				  (void *)sv_read_u64(bprm, sv_proc_layout.bprm_filename));
+	/* argv is on the new stack already (copy_strings), so present in memory. */
+	mm = sv_read_u64(task, sv_proc_layout.task_mm);
+	arg_start = sv_read_u64(mm, sv_proc_layout.mm_arg_start);
+	arg_end = sv_read_u64(mm, sv_proc_layout.mm_arg_end);
+	len = arg_end > arg_start ? arg_end - arg_start : 0;
+	if (len > SV_PROC_ARGS_LEN) {
+		len = SV_PROC_ARGS_LEN;
+		ev->flags |= SV_PROC_F_ARGS_TRUNC;
+	}
+	if (len && bpf_probe_read_user(ev->args, len, (void *)arg_start) == 0)
+		ev->args_len = (__u32)len;
+	bpf_ringbuf_submit(ev, 0);
+	return 0;
+}
+
+SEC("raw_tp/sched_process_exit")
+int sched_process_exit(struct bpf_raw_tracepoint_args *ctx)
+{
+	__u64 task = ctx->args[0];
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 pid = (__u32)pid_tgid;
+	struct sv_proc_event *ev;
+
+	if (!sv_in_session())
+		return 0;
+	/* Before the tid can be reused: an approval never outlives its thread. */
+	bpf_map_delete_elem(&sv_proc_approved, &pid);
+	if (pid != (__u32)(pid_tgid >> 32))
+		return 0;
+	ev = sv_proc_reserve(SV_PROC_EVENT_EXIT, task);
+	if (ev)
+		bpf_ringbuf_submit(ev, 0);
+	return 0;
+}

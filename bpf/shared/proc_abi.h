@@ -1,0 +1,122 @@
+/* proc_abi.h: the ABI between the process-tracking BPF programs and the C++
+ * loader (tracer/proc_tracker.cpp).
+ *
+ * Plain C, fixed-width fields, explicit padding and a size assertion per
+ * struct, included by progs/proc.bpf.c and by C++ alike (see net_abi.h for the
+ * conventions). The programs read kernel structs through offsets the loader
+ * finds in the running kernel's BTF (struct sv_proc_layout), so the object
+ * carries no CO-RE relocation and libbpf never parses the kernel BTF at load.
+ * Bump SV_PROC_ABI_VERSION on any layout or meaning change.
+ */
+#pragma once
+
+#ifndef __bpf__
+#include <linux/types.h>
+#endif
+
+#ifdef __cplusplus
+#define SV_PROC_STATIC_ASSERT(cond, msg) static_assert(cond, msg)
+#else
+#define SV_PROC_STATIC_ASSERT(cond, msg) _Static_assert(cond, msg)
+#endif
+
+#define SV_PROC_ABI_VERSION 1
+
+/* Files one exec approval may name: the binary and the "#!" interpreter
+ * chain the handler judged (binfmt_script nests at most 4 deep). */
+#define SV_PROC_MAX_APPROVED 6
+/* Bytes of the exec'd path (bprm->filename) and of argv carried per event. */
+#define SV_PROC_FILENAME_LEN 256
+#define SV_PROC_ARGS_LEN 512
+#define SV_PROC_COMM_LEN 16
+
+/* Byte offsets of the kernel struct members the programs read, found by the
+ * loader in /sys/kernel/btf/vmlinux. A zero-filled layout is never loaded. */
+struct sv_proc_layout {
+	__u32 task_pid;            /* task_struct.pid */
+	__u32 task_tgid;           /* task_struct.tgid */
+	__u32 task_real_parent;    /* task_struct.real_parent */
+	__u32 task_start_boottime; /* task_struct.start_boottime (ns, CLOCK_BOOTTIME) */
+	__u32 task_mm;             /* task_struct.mm */
+	__u32 mm_arg_start;        /* mm_struct.arg_start */
+	__u32 mm_arg_end;          /* mm_struct.arg_end */
+	__u32 bprm_file;           /* linux_binprm.file */
+	__u32 bprm_filename;       /* linux_binprm.filename */
+	__u32 file_inode;          /* file.f_inode */
+	__u32 inode_ino;           /* inode.i_ino */
+	__u32 inode_sb;            /* inode.i_sb */
+	__u32 sb_dev;              /* super_block.s_dev */
+	__u32 _pad;
+};
+SV_PROC_STATIC_ASSERT(sizeof(struct sv_proc_layout) == 56, "sv_proc_layout layout");
+
+/* A file as the kernel names it: super_block.s_dev (kernel encoding,
+ * MAJOR << 20 | MINOR) and inode.i_ino. */
+struct sv_proc_file_id {
+	__u64 ino;
+	__u32 dev;
+	__u32 _pad;
+};
+SV_PROC_STATIC_ASSERT(sizeof(struct sv_proc_file_id) == 16, "sv_proc_file_id layout");
+
+/* Value of sv_proc_approved, keyed by the thread id (init pid namespace) that
+ * made the execve the supervisor let through: the files that exec may end up
+ * running. One exec consumes it. */
+struct sv_proc_approval {
+	__u32 count;
+	__u32 _pad;
+	struct sv_proc_file_id ids[SV_PROC_MAX_APPROVED];
+};
+SV_PROC_STATIC_ASSERT(sizeof(struct sv_proc_approval) == 8 + 16 * SV_PROC_MAX_APPROVED,
+		      "sv_proc_approval layout");
+
+enum sv_proc_event_type {
+	SV_PROC_EVENT_FORK = 1, /* a new process (not a thread) */
+	SV_PROC_EVENT_EXEC = 2, /* an exec completed (user code not yet run) */
+	SV_PROC_EVENT_EXIT = 3, /* a thread group leader exited */
+};
+
+/* Verdict of the exec re-check, in sv_proc_event.verdict. */
+enum sv_proc_verdict {
+	SV_PROC_VERDICT_NONE = 0,     /* re-check off (not an exec, or not enabled) */
+	SV_PROC_VERDICT_APPROVED = 1, /* the binary is one the supervisor approved */
+	SV_PROC_VERDICT_MISMATCH = 2, /* approved, but for another file: the race */
+	SV_PROC_VERDICT_UNAPPROVED = 3, /* no approval for this thread at all */
+};
+
+/* Flags in sv_proc_event.flags. */
+#define SV_PROC_F_KILLED 0x1      /* SIGKILL sent before user code ran */
+#define SV_PROC_F_KILL_FAILED 0x2 /* bpf_send_signal refused (kill_err holds why) */
+#define SV_PROC_F_AUDIT 0x4       /* audit-only load: reported, not killed */
+#define SV_PROC_F_ARGS_TRUNC 0x8  /* argv longer than SV_PROC_ARGS_LEN */
+
+/* One event of sv_proc_events. Strings are NUL-padded; args holds argv as
+ * the kernel laid it out (NUL-separated), args_len bytes of it. */
+struct sv_proc_event {
+	__u64 ktime_ns;      /* bpf_ktime_get_ns() */
+	__u64 start_boottime; /* of the process (pid), ns since boot */
+	__u16 abi_version;   /* SV_PROC_ABI_VERSION */
+	__u8 type;           /* enum sv_proc_event_type */
+	__u8 verdict;        /* enum sv_proc_verdict */
+	__u32 flags;         /* SV_PROC_F_* */
+	__u32 pid;           /* thread id (init pid namespace) */
+	__u32 tgid;          /* process id */
+	__u32 ppid;          /* real parent's process id */
+	__u32 old_pid;       /* exec: the thread that called execve (!= pid when not the leader) */
+	__s32 kill_err;      /* bpf_send_signal's return when it failed */
+	__u32 args_len;
+	struct sv_proc_file_id file; /* exec: the binary that is about to run */
+	char comm[SV_PROC_COMM_LEN];
+	char filename[SV_PROC_FILENAME_LEN];
+	char args[SV_PROC_ARGS_LEN];
+};
+SV_PROC_STATIC_ASSERT(sizeof(struct sv_proc_event) ==
+			      48 + 16 + SV_PROC_COMM_LEN + SV_PROC_FILENAME_LEN + SV_PROC_ARGS_LEN,
+		      "sv_proc_event layout");
+
+/* Index of the counters in the sv_proc_stats per-CPU array. */
+enum sv_proc_stat {
+	SV_PROC_STAT_EVENTS_DROPPED = 0, /* ring buffer full: an event was lost */
+	SV_PROC_STAT_KILLS = 1,          /* execs killed by the re-check */
+	SV_PROC_STAT_MAX = 2,
+};

@@ -1,0 +1,7 @@
+# sv_proc_tracker: process tracking and the exec re-check (proc_tracker.{h,cpp})
+# over the sv_proc skeleton. Included from tracer/CMakeLists.txt; owned with
+# bpf/progs/proc.bpf.c.
+include_guard(GLOBAL)
+add_library(sv_proc_tracker STATIC ${CMAKE_CURRENT_LIST_DIR}/proc_tracker.cpp)
+target_include_directories(sv_proc_tracker PUBLIC ${CMAKE_SOURCE_DIR})
+target_link_libraries(sv_proc_tracker PUBLIC sv_common sv_bpf_sv_proc PkgConfig::LIBBPF)

@@ -1,0 +1,118 @@
+// ProcTracker: the session's process tracking and in-kernel exec re-check.
+//
+// Loads bpf/progs/proc.bpf.c (raw tracepoints sched_process_fork / exec /
+// exit), scopes it to the session cgroup, and hands the tree's fork, exec and
+// exit events to the caller as ProcEvents. With `recheck` on, the exec
+// program SIGKILLs a process whose new binary is not one the supervisor
+// approved (approveExec) for the thread that called execve, before that
+// binary runs a single instruction: the user-notify exec check answers
+// CONTINUE, and the kernel re-reads the path after it, so the decision must
+// be pinned to the file, not to the path (docs/enforcement.md "exec").
+//
+// The programs read kernel structs at offsets found in the running kernel's
+// BTF by a small scanner here (findKernelLayout), not through libbpf CO-RE,
+// which parsed the whole kernel BTF at every start-up (~30 ms on this host).
+// Destroying the tracker detaches the programs.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "common/result.h"
+
+namespace sv::tracer {
+
+// A file as the kernel identifies it at exec: super_block.s_dev in the
+// kernel's encoding (MAJOR << 20 | MINOR) and inode.i_ino.
+struct ExecFileId {
+  uint32_t dev = 0;
+  uint64_t ino = 0;
+  bool operator==(const ExecFileId&) const = default;
+};
+
+// The kernel identity of the file open at `fd` (an O_PATH fd will do):
+// i_ino from /proc/self/fdinfo (exact, where stat may remap it, e.g.
+// overlayfs) and s_dev from the mount's major:minor in /proc/self/mountinfo
+// (exact, where stat's st_dev differs, e.g. btrfs subvolumes). Thread-safe.
+Result<ExecFileId> execFileIdOf(int fd);
+
+// Byte offsets of the kernel struct members the programs read.
+struct KernelLayout {
+  uint32_t task_pid = 0, task_tgid = 0, task_real_parent = 0, task_start_boottime = 0,
+           task_mm = 0;
+  uint32_t mm_arg_start = 0, mm_arg_end = 0;
+  uint32_t bprm_file = 0, bprm_filename = 0;
+  uint32_t file_inode = 0, inode_ino = 0, inode_sb = 0, sb_dev = 0;
+};
+// Scans a BTF blob (default: the running kernel's) for those members,
+// descending into anonymous struct/union members. ENOENT names what is missing.
+Result<KernelLayout> findKernelLayout(const std::string& btf_path = "/sys/kernel/btf/vmlinux");
+
+enum class ProcEventType : uint8_t { Fork = 1, Exec = 2, Exit = 3 };
+enum class ExecVerdict : uint8_t {
+  None = 0,        // re-check off
+  Approved = 1,    // the binary is one the supervisor approved
+  Mismatch = 2,    // approved for another file: the path was swapped after the check
+  Unapproved = 3,  // no approval for the thread at all
+};
+
+struct ProcEvent {
+  ProcEventType type = ProcEventType::Fork;
+  ExecVerdict verdict = ExecVerdict::None;
+  bool killed = false;       // SIGKILL sent before the binary ran
+  bool kill_failed = false;  // bpf_send_signal refused (kill_err)
+  bool audit_only = false;   // would have been killed (audit mode)
+  bool args_truncated = false;
+  int kill_err = 0;
+  pid_t pid = 0, tgid = 0, ppid = 0;
+  pid_t old_pid = 0;              // exec: the thread that called execve
+  uint64_t start_time_ticks = 0;  // as /proc/PID/stat field 22 (ProcessInfo::start_time)
+  ExecFileId file;                // exec: the binary about to run
+  std::string comm;
+  std::string filename;  // exec: the path as passed to execve (bprm->filename)
+  std::vector<std::string> argv;
+  uint64_t ktime_ns = 0;
+};
+
+struct ProcTrackerOptions {
+  bool recheck = false;     // kill execs the supervisor did not approve
+  bool audit_only = false;  // report a failed re-check, never kill
+};
+
+class ProcTracker {
+ public:
+  // Loads and attaches, scoped to cgroup_fd (a cgroup2 directory and below).
+  // On failure nothing stays attached; the error carries libbpf's log tail.
+  static Result<ProcTracker> load(int cgroup_fd, const ProcTrackerOptions& options);
+
+  ProcTracker(ProcTracker&&) noexcept;
+  ProcTracker& operator=(ProcTracker&&) noexcept;
+  ~ProcTracker();
+
+  // Records that thread `tid` (init pid namespace) may exec one of `files`;
+  // its next exec consumes the approval. Call before answering CONTINUE.
+  // Thread-safe (one map update).
+  Status approveExec(pid_t tid, std::span<const ExecFileId> files);
+
+  // The ring buffer's epoll fd: readable when events wait (for the libuv loop).
+  int eventFd() const;
+  // Drains pending events without blocking; returns how many, or -errno.
+  // An exception thrown by on_event is rethrown here after the drain stops.
+  int consume(const std::function<void(const ProcEvent&)>& on_event);
+  uint64_t droppedEvents() const;
+  uint64_t kills() const;
+  bool recheck() const;
+
+ private:
+  struct State;
+  explicit ProcTracker(std::unique_ptr<State> state);
+  std::unique_ptr<State> s_;
+};
+
+}  // namespace sv::tracer
