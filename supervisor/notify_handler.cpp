@@ -878,6 +878,19 @@ void NotifyHandler::handleXattr(Call& c, int fd, uint64_t path, uint64_t name_ad
   finish(c, rc < 0 ? -errno : 0);
 }
 
+bool NotifyHandler::noteExecFile(Call& c, int object_fd) {
+  if (!options_.exec_recheck) return true;
+  // Identified as the kernel will see it at exec (s_dev, i_ino). Not
+  // identifiable means the re-check would kill it: refuse it here instead.
+  auto id = tracer::execFileIdOf(object_fd);
+  if (!id || exec_ids_.size() >= tracer::kMaxExecFiles) {
+    finish(c, -EACCES);
+    return false;
+  }
+  exec_ids_.push_back(*id);
+  return true;
+}
+
 // The interpreter named by a script's "#!" line, or "" when `fd` is not a
 // script (reads the first line, as binfmt_script does).
 static std::string interpreterOf(int fd) {
@@ -904,6 +917,7 @@ bool NotifyHandler::permitInterpreters(Call& c, const ResolvedPath& binary) {
     auto resolved = resolveTargetPath(c.tid, c.tgid ? c.tgid : c.tid, AT_FDCWD, interpreter, {});
     if (!resolved || !resolved->object) return true;  // the kernel's own exec will fail
     if (!permit(c, Operation::Exec, resolved->real_path)) return false;
+    if (!noteExecFile(c, resolved->object.get())) return false;
     file.reset(::open(procFd(resolved->object.get()).c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
   }
   return true;
@@ -934,7 +948,9 @@ void NotifyHandler::handleExec(Call& c, int dirfd, uint64_t path, uint64_t argv_
     if (!len) break;
     c.event.exec.argv.emplace_back(arg, *len);
   }
+  exec_ids_.clear();
   if (!permit(c, Operation::Exec, target.real_path)) return;
+  if (!noteExecFile(c, target.object.get())) return;
   if (!permitInterpreters(c, target)) return;
   if (has_profiles_) {
     const pid_t process = threadGroupOf(c.tid);
@@ -945,9 +961,17 @@ void NotifyHandler::handleExec(Call& c, int dirfd, uint64_t path, uint64_t argv_
   processes_.invalidate(c.tid);
   // exec can't be emulated: the kernel must load the binary. CONTINUE lets
   // the kernel re-read the path, so a racing thread could swap it after our
-  // check. The swap can only reach what Landlock's EXECUTE rights allow (the
-  // floor); exec.deny globs inside those roots are the documented gap that
-  // an in-kernel re-check at sched_process_exec is meant to close.
+  // check. The decision is therefore pinned to the files we judged: the
+  // re-check at sched_process_exec SIGKILLs this thread's exec unless the
+  // binary about to run is one of them (docs/enforcement.md "exec"). Without
+  // it, Landlock's EXECUTE rights are the floor.
+  if (options_.exec_recheck) {
+    if (auto st = options_.exec_recheck->approveExec(c.tid, exec_ids_); !st) {
+      reportDenial(Operation::Exec, target.real_path,
+                   {Verdict::Deny, "exec-recheck-unavailable", st.error().message()});
+      return finish(c, -EACCES);
+    }
+  }
   if (!listener_.idValid(c.req.id)) {
     c.answered = true;
     return;

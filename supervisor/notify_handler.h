@@ -19,12 +19,14 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <vector>
 
 #include "policy/engine.h"
 #include "supervisor/audit_log.h"
 #include "supervisor/process_info.h"
 #include "supervisor/target_path.h"
 #include "tracer/notify.h"
+#include "tracer/proc_tracker.h"
 
 namespace sv::supervisor {
 
@@ -35,6 +37,9 @@ struct NotifyOptions {
   std::string workspace;    // for shorter paths in denial messages
   pid_t root_pid = -1;      // the command; its profile is the base policy
   std::string session_cgroup;  // name of the session cgroup: scopes /proc/PID (target_path.h)
+  // The in-kernel exec re-check: every exec let through is approved there
+  // for the file(s) judged, so a path swapped after the check gets SIGKILL.
+  tracer::ProcTracker* exec_recheck = nullptr;
 };
 
 class NotifyHandler {
@@ -72,6 +77,9 @@ class NotifyHandler {
   // The interpreters of a script (its "#!" chain) by the exec rules; on a
   // denial answers EACCES and returns false.
   bool permitInterpreters(Call& call, const ResolvedPath& binary);
+  // Adds the file at object_fd to the exec's approval (with a re-check);
+  // answers EACCES and returns false when it can't be identified.
+  bool noteExecFile(Call& call, int object_fd);
 
   // Reads a path argument and resolves it; on failure answers the syscall
   // with the errno the kernel would have given and returns false.
@@ -130,6 +138,8 @@ class NotifyHandler {
   // reused so that steady state allocates nothing.
   std::string raw_, abs_;
   AuditEvent event_;  // the decision being recorded, reused (see AuditEvent::reset)
+  // The files the exec being handled may run (binary, #! interpreters).
+  std::vector<tracer::ExecFileId> exec_ids_;
   uint64_t handled_ = 0;
 };
 
