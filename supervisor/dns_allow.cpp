@@ -14,6 +14,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "shared/net_abi.h"
 #include "supervisor/dns_message.h"
 
 namespace sv::supervisor {
@@ -89,6 +90,21 @@ std::vector<policy::Ip6> readResolvConf(const std::string& path) {
     if (ip && std::find(out.begin(), out.end(), *ip) == out.end()) out.push_back(*ip);
   }
   return out;
+}
+
+void addDnsProxyOptions(const policy::NetworkPlan& plan, tracer::NetFilterOptions& options) {
+  if (plan.hosts.empty()) return;
+  options.dns_proxy = true;
+  // Each extra range costs verifier time at load.
+  options.port_ranges_reserve =
+      std::min<uint32_t>(SV_NET_MAX_PORT_RANGES, static_cast<uint32_t>(plan.hosts.size()) + 1);
+}
+
+DnsAllowOptions dnsAllowOptionsFor(const policy::NetworkPlan& plan) {
+  DnsAllowOptions options;
+  options.hosts = plan.hosts;
+  options.resolvers = readResolvConf();
+  return options;
 }
 
 DnsAllow::DnsAllow(tracer::NetFilter& net, DnsAllowOptions options)

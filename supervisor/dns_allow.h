@@ -62,6 +62,14 @@ struct DnsAllowOptions {
   std::chrono::seconds query_timeout{10};
 };
 
+// What a session with domain entries in `plan` needs from NetFilter::load:
+// the redirection programs, and room for one port range per host name more
+// in each allowlist entry (a learned address carries its hosts' ranges).
+void addDnsProxyOptions(const policy::NetworkPlan& plan, tracer::NetFilterOptions& options);
+
+// The plan's hosts and the resolvers of /etc/resolv.conf.
+DnsAllowOptions dnsAllowOptionsFor(const policy::NetworkPlan& plan);
+
 class DnsAllow {
  public:
   using Clock = std::chrono::steady_clock;
@@ -89,6 +97,17 @@ class DnsAllow {
   void expire(Clock::time_point now);
   // Asks the first resolver for every host name (A and AAAA).
   void resolveNow();
+
+  // Registers the sockets and the expiry timer with the session loop (any
+  // type with watchReadable(fd, fn) and addTimer(ms, fn), e.g. Supervision)
+  // and asks for the hosts' addresses right away.
+  template <typename Loop>
+  void watch(Loop& loop) {
+    for (int fd : fds()) loop.watchReadable(fd, [this, fd] { onReadable(fd); });
+    loop.addTimer(1000, [this] { onTimer(); });
+    resolveNow();
+  }
+  size_t resolverCount() const { return resolvers_.size(); }
 
   void setOnLearned(std::function<void(const Learned&)> fn) { on_learned_ = std::move(fn); }
   // Currently allowed (address, host rule) pairs, for tests and status.
