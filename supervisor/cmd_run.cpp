@@ -32,6 +32,12 @@ void registerRun(CLI::App& app, CommandContext& ctx) {
       ->check(CLI::IsMember({"native", "ocsf", "ecs"}))
       ->allow_extra_args(false);
   app.add_flag("-q,--quiet", args->session.quiet, "no 'supervise: denied ...' lines on stderr");
+  app.add_option("--backend", args->session.backend,
+                 "who decides files, exec and connect: auto (bpf-lsm where the kernel runs it, "
+                 "else host), host (Landlock + seccomp user-notify), bpf-lsm (exit 125 where "
+                 "unavailable)")
+      ->check(CLI::IsMember({"auto", "host", "bpf-lsm"}))
+      ->allow_extra_args(false);
   app.add_option("command", args->session.command, "the command to run, after --");
   app.callback([&app, &ctx, args] {
     if (app.get_subcommands().size() > 0) return;  // a subcommand ran instead

@@ -22,6 +22,7 @@ struct SessionOptions {
   std::vector<int> audit_fds;            // --audit-fd
   bool audit_stdout = false;
   bool quiet = false;                    // no denial lines on stderr
+  std::string backend = "auto";          // --backend auto|host|bpf-lsm (lsm_backend.h)
 };
 
 // Exit codes of supervise itself (the command's own status otherwise).

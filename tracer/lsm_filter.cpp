@@ -43,6 +43,9 @@ static_assert(policy::kLsmNumOps == SV_LSM_NUM_OPS &&
                   policy::kLsmStateOutcomeMask == SV_LSM_STATE_OUTCOME_MASK,
               "policy/compile_lsm.h mirrors bpf/shared/lsm_abi.h");
 static_assert(kLsmHookBprmCheck == SV_LSM_HOOK_BPRM_CHECK &&
+                  kLsmHookSocketSendmsg == SV_LSM_HOOK_SOCKET_SENDMSG &&
+                  kLsmHookPathChmod == SV_LSM_HOOK_PATH_CHMOD &&
+                  kLsmHookPathChown == SV_LSM_HOOK_PATH_CHOWN &&
                   kLsmEventFlagAudit == SV_LSM_EVENT_F_AUDIT &&
                   kLsmEventFlagTruncated == SV_LSM_EVENT_F_TRUNCATED,
               "C++ mirrors of the ABI constants");
@@ -114,7 +117,10 @@ const Hook kHooks[] = {
     {"path_rename", false, [](sv_lsm* s) { return s->progs.path_rename; }},
     {"path_link", false, [](sv_lsm* s) { return s->progs.path_link; }},
     {"path_truncate", false, [](sv_lsm* s) { return s->progs.path_truncate; }},
+    {"path_chmod", false, [](sv_lsm* s) { return s->progs.path_chmod; }},
+    {"path_chown", false, [](sv_lsm* s) { return s->progs.path_chown; }},
     {"socket_connect", false, [](sv_lsm* s) { return s->progs.socket_connect; }},
+    {"socket_sendmsg", false, [](sv_lsm* s) { return s->progs.socket_sendmsg; }},
 };
 
 // Uploads an array map in one syscall (a few hundred thousand entries for a

@@ -37,7 +37,7 @@ struct LsmEvent {
   uint8_t hook = 0;     // kLsmHook*
   uint8_t flags = 0;    // kLsmEventFlag*
   std::string path;     // file and exec events
-  // socket_connect events (op == LsmOp::Connect): the destination.
+  // socket_connect / socket_sendmsg events (op == LsmOp::Connect): the destination.
   policy::Ip6 addr{};  // IPv4-mapped IPv6 form
   uint16_t port = 0;
   uint8_t family = 0;  // AF_INET / AF_INET6
@@ -47,7 +47,9 @@ struct LsmEvent {
 inline constexpr uint8_t kLsmHookFileOpen = 1, kLsmHookPathMknod = 2, kLsmHookPathUnlink = 3,
                          kLsmHookPathMkdir = 4, kLsmHookPathRmdir = 5, kLsmHookPathRename = 6,
                          kLsmHookPathLink = 7, kLsmHookPathSymlink = 8, kLsmHookPathTruncate = 9,
-                         kLsmHookBprmCheck = 10, kLsmHookSocketConnect = 12;
+                         kLsmHookBprmCheck = 10, kLsmHookSocketConnect = 12,
+                         kLsmHookSocketSendmsg = 13, kLsmHookPathChmod = 14,
+                         kLsmHookPathChown = 15;
 inline constexpr uint8_t kLsmEventFlagAudit = 0x1;      // would-deny, not enforced
 inline constexpr uint8_t kLsmEventFlagTruncated = 0x2;  // path too long: denied unjudged
 

@@ -95,8 +95,6 @@ constexpr Sys kNotifyMutating[] = {
     {"rename", __NR_rename},
     {"renameat", __NR_renameat},
     {"renameat2", __NR_renameat2},
-    {"link", __NR_link},
-    {"linkat", __NR_linkat},
     {"symlink", __NR_symlink},
     {"symlinkat", __NR_symlinkat},
     {"unlink", __NR_unlink},
@@ -113,14 +111,23 @@ constexpr Sys kNotifyMutating[] = {
     {"chown", __NR_chown},
     {"lchown", __NR_lchown},
     {"fchownat", __NR_fchownat},
-    {"utime", __NR_utime},
-    {"utimes", __NR_utimes},
-    {"futimesat", __NR_futimesat},
-    {"utimensat", __NR_utimensat},
     // The fd forms too: a read-only fd of a protected file must not change
     // its mode, owner or xattrs (Landlock has no right covering them).
     {"fchmod", __NR_fchmod},
     {"fchown", __NR_fchown},
+};
+
+// Hard links and attribute changes, also notified alone
+// (plan.notify_links_and_attrs) when a BPF LSM decides the rest: its hooks
+// for these see a dentry without its path (the source of a link; the file
+// of utimes and xattr calls), so they cannot match path rules.
+constexpr Sys kNotifyLinksAndAttrs[] = {
+    {"link", __NR_link},
+    {"linkat", __NR_linkat},
+    {"utime", __NR_utime},
+    {"utimes", __NR_utimes},
+    {"futimesat", __NR_futimesat},
+    {"utimensat", __NR_utimensat},
     {"fsetxattr", __NR_fsetxattr},
     {"fremovexattr", __NR_fremovexattr},
     {"setxattr", __NR_setxattr},
@@ -244,6 +251,9 @@ Result<std::vector<sock_filter>> buildSeccompFilter(const policy::SeccompPlan& p
     for (const Sys& sys : kNotifyMutating) SV_TRY(addRule(c, SCMP_ACT_NOTIFY, sys));
   } else if (plan.notify_read_opens) {
     SV_TRY(addRule(c, SCMP_ACT_NOTIFY, Sys{"openat2", __NR_openat2}));
+  }
+  if (plan.notify_write_opens || plan.notify_links_and_attrs) {
+    for (const Sys& sys : kNotifyLinksAndAttrs) SV_TRY(addRule(c, SCMP_ACT_NOTIFY, sys));
   }
   if (plan.notify_exec) {
     SV_TRY(addRule(c, SCMP_ACT_NOTIFY, Sys{"execve", __NR_execve}));

@@ -10,8 +10,9 @@
  * are never judged. The profile lives in task storage: inherited by
  * task_alloc, switched by exec.switch rules once an exec has committed.
  * Hooks the running kernel lacks are left unloaded by the loader.
- * socket_connect judges IPv4/IPv6 destinations against the profile's
- * network mode and allowlist (an LPM trie keyed by profile and address).
+ * socket_connect and socket_sendmsg (sendto with an address) judge IPv4/IPv6
+ * destinations against the profile's network mode and allowlist (an LPM
+ * trie keyed by profile and address).
  */
 #include "vmlinux.h"
 
@@ -29,6 +30,7 @@ char LICENSE[] SEC("license") = "GPL";
 #define SV_FMODE_WRITE 0x2
 #define SV_FMODE_EXEC 0x20
 #define SV___FMODE_EXEC 0x20 /* the open flag execve's open carries in f_flags */
+#define SV_O_TRUNC 01000
 
 static __always_inline int sv_lsm_path_op(const struct path *path, __u8 hook, __u8 op)
 {
@@ -55,8 +57,12 @@ int BPF_PROG(file_open, struct file *file)
 	/* The binary of an exec is judged (as an exec) by bprm_check_security. */
 	if ((mode & SV_FMODE_EXEC) || (flags & SV___FMODE_EXEC))
 		return 0;
+	/* O_RDONLY|O_TRUNC opens for reading and then truncates (through
+	 * file_truncate, not path_truncate): a write. f_flags still has O_TRUNC
+	 * here; do_dentry_open clears it after this hook. */
 	return sv_lsm_path_op(&file->f_path, SV_LSM_HOOK_FILE_OPEN,
-			      (mode & SV_FMODE_WRITE) ? SV_LSM_OP_WRITE : SV_LSM_OP_READ);
+			      (mode & SV_FMODE_WRITE) || (flags & SV_O_TRUNC) ? SV_LSM_OP_WRITE
+									: SV_LSM_OP_READ);
 }
 
 /* Also reached by open(O_CREAT) of a new file (may_o_create), before it
@@ -118,8 +124,23 @@ int BPF_PROG(path_truncate, const struct path *path)
 	return sv_lsm_path_op(path, SV_LSM_HOOK_PATH_TRUNCATE, SV_LSM_OP_WRITE);
 }
 
-/* No file_truncate program: ftruncate and open(O_TRUNC) need a file opened
- * for writing, which file_open has already judged as a write. */
+/* chmod, fchmod, fchmodat(2): every form reaches this hook with the file's path. */
+SEC("lsm/path_chmod")
+int BPF_PROG(path_chmod, const struct path *path, umode_t mode)
+{
+	return sv_lsm_path_op(path, SV_LSM_HOOK_PATH_CHMOD, SV_LSM_OP_WRITE);
+}
+
+/* chown, lchown, fchown, fchownat. The uid and gid arguments (structs,
+ * which BPF_PROG cannot unpack) are not needed. */
+SEC("lsm/path_chown")
+int BPF_PROG(path_chown, const struct path *path)
+{
+	return sv_lsm_path_op(path, SV_LSM_HOOK_PATH_CHOWN, SV_LSM_OP_WRITE);
+}
+
+/* No file_truncate program: ftruncate needs a file opened for writing, and
+ * file_open judges every open with O_TRUNC as a write. */
 
 SEC("lsm/bprm_check_security")
 int BPF_PROG(bprm_check_security, struct linux_binprm *bprm)
@@ -227,8 +248,8 @@ static __always_inline __u8 sv_lsm_net_judge(__u32 profile, struct sv_lsm_net_de
 	return SV_LSM_DENY;
 }
 
-SEC("lsm/socket_connect")
-int BPF_PROG(socket_connect, struct socket *sock, struct sockaddr *address, int addrlen)
+/* One destination judged for connect or sendmsg: its verdict as a return value. */
+static __always_inline int sv_lsm_net_op(struct sockaddr *address, int addrlen, __u8 hook)
 {
 	struct sv_lsm_net_dest *dest;
 	struct sv_lsm_scratch *s;
@@ -236,6 +257,8 @@ int BPF_PROG(socket_connect, struct socket *sock, struct sockaddr *address, int 
 	__u32 profile, rule;
 	__u8 verdict, flags = 0;
 
+	if (!address || addrlen < (int)sizeof(family))
+		return 0;
 	family = BPF_CORE_READ(address, sa_family);
 	if (family != SV_AF_INET && family != SV_AF_INET6)
 		return 0; /* unix sockets, AF_UNSPEC (disconnect): not network policy */
@@ -269,9 +292,25 @@ int BPF_PROG(socket_connect, struct socket *sock, struct sockaddr *address, int 
 	verdict = sv_lsm_net_judge(profile, dest, &rule);
 	if (verdict != SV_LSM_ALLOW && (sv_lsm_cfg_flags & SV_LSM_CFG_AUDIT_MODE))
 		flags |= SV_LSM_EVENT_F_AUDIT;
-	sv_lsm_emit(s, SV_LSM_HOOK_SOCKET_CONNECT, SV_LSM_OP_CONNECT, verdict, rule, profile, flags,
-		    sizeof(*dest));
+	sv_lsm_emit(s, hook, SV_LSM_OP_CONNECT, verdict, rule, profile, flags, sizeof(*dest));
 	if (verdict == SV_LSM_ALLOW || (flags & SV_LSM_EVENT_F_AUDIT))
 		return 0;
 	return -SV_EACCES;
+}
+
+SEC("lsm/socket_connect")
+int BPF_PROG(socket_connect, struct socket *sock, struct sockaddr *address, int addrlen)
+{
+	return sv_lsm_net_op(address, addrlen, SV_LSM_HOOK_SOCKET_CONNECT);
+}
+
+/* sendto/sendmsg with a destination (UDP without connect; TCP fast open).
+ * msg_name already points at the kernel's copy of the address. Without one
+ * the socket is connected, and socket_connect judged that destination. */
+SEC("lsm/socket_sendmsg")
+int BPF_PROG(socket_sendmsg, struct socket *sock, struct msghdr *msg, int size)
+{
+	struct sockaddr *address = BPF_CORE_READ(msg, msg_name);
+
+	return sv_lsm_net_op(address, BPF_CORE_READ(msg, msg_namelen), SV_LSM_HOOK_SOCKET_SENDMSG);
 }

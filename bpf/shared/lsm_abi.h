@@ -57,6 +57,9 @@
 #define SV_LSM_HOOK_PATH_TRUNCATE 9
 #define SV_LSM_HOOK_BPRM_CHECK 10
 #define SV_LSM_HOOK_SOCKET_CONNECT 12
+#define SV_LSM_HOOK_SOCKET_SENDMSG 13
+#define SV_LSM_HOOK_PATH_CHMOD 14
+#define SV_LSM_HOOK_PATH_CHOWN 15
 
 /* Event flags. */
 #define SV_LSM_EVENT_F_AUDIT 0x1     /* deny reported, not enforced (audit mode) */

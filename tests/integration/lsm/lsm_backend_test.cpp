@@ -1,0 +1,173 @@
+// LsmBackend's pure parts, no kernel needed: the backend knob, the seccomp
+// plan of a bpf-lsm session (which syscalls still go to user-notify), and
+// the audit fields of an LSM decision.
+#include "supervisor/lsm_backend.h"
+
+#include <gtest/gtest.h>
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <cerrno>
+
+#include "policy/load.h"
+
+namespace sv::supervisor {
+namespace {
+
+const std::vector<std::string> kAllHooks = {
+    "file_open",   "bprm_check_security", "bprm_committed_creds", "task_alloc",
+    "path_mknod",  "path_unlink",         "path_mkdir",           "path_rmdir",
+    "path_symlink", "path_rename",        "path_link",            "path_truncate",
+    "path_chmod",  "path_chown",          "socket_connect",       "socket_sendmsg"};
+
+TEST(LsmBackendChoice, ParsesTheThreeNames) {
+  EXPECT_EQ(parseBackendChoice("auto"), BackendChoice::Auto);
+  EXPECT_EQ(parseBackendChoice("host"), BackendChoice::Host);
+  EXPECT_EQ(parseBackendChoice("bpf-lsm"), BackendChoice::BpfLsm);
+  EXPECT_EQ(parseBackendChoice("bpf"), std::nullopt);
+  EXPECT_EQ(parseBackendChoice(""), std::nullopt);
+}
+
+TEST(LsmSeccompPlan, EveryHookAttachedLeavesOnlyLinksAndAttributesNotified) {
+  policy::SeccompPlan host;
+  host.notify_write_opens = true;
+  host.notify_read_opens = true;
+  host.notify_exec = true;
+  host.allow_user_namespaces = false;
+  const policy::SeccompPlan plan = lsmSeccompPlan(host, kAllHooks);
+  EXPECT_FALSE(plan.notify_write_opens) << "no round trip for opens and path changes";
+  EXPECT_FALSE(plan.notify_read_opens);
+  EXPECT_FALSE(plan.notify_exec) << "exec rules and switches are decided in the kernel";
+  EXPECT_TRUE(plan.notify_links_and_attrs) << "link, utimes, xattrs: no path in their hooks";
+  EXPECT_FALSE(plan.allow_user_namespaces) << "the kill/deny rules stay as they were";
+}
+
+TEST(LsmSeccompPlan, AMissingPathHookKeepsThePathSyscallsNotified) {
+  policy::SeccompPlan host;
+  for (const char* missing : {"path_mknod", "path_chmod", "path_rename", "path_truncate"}) {
+    std::vector<std::string> hooks = kAllHooks;
+    hooks.erase(std::find(hooks.begin(), hooks.end(), missing));
+    const policy::SeccompPlan plan = lsmSeccompPlan(host, hooks);
+    EXPECT_TRUE(plan.notify_write_opens) << "without " << missing;
+    EXPECT_FALSE(plan.notify_exec) << "without " << missing;
+  }
+}
+
+TEST(LsmBackendOptions, FollowThePolicy) {
+  policy::LoadRequest r;
+  r.preset = "code-sandbox";
+  r.workspace = "/ws";
+  r.home = "/root";
+  r.overrides = {"mode=audit", "audit.level=deny"};
+  policy::LoadResult res = policy::load(r);
+  ASSERT_TRUE(res.ok());
+  const LsmBackendOptions o = LsmBackendOptions::forSession(*res.policy, true);
+  EXPECT_TRUE(o.audit_mode);
+  EXPECT_TRUE(o.deny_events_only);
+  EXPECT_TRUE(o.quiet);
+  EXPECT_EQ(o.workspace, "/ws");
+}
+
+TEST(LsmBackend, HostChoiceLoadsNothing) {
+  policy::LoadRequest r;
+  r.preset = "code-sandbox";
+  r.workspace = "/ws";
+  r.home = "/root";
+  policy::LoadResult res = policy::load(r);
+  ASSERT_TRUE(res.ok());
+  auto chosen = LsmBackend::select(BackendChoice::Host, res.policy, policy::compile(*res.policy),
+                                   "/nonexistent", {});
+  ASSERT_TRUE(chosen.ok());
+  EXPECT_EQ(*chosen, nullptr);
+  // Forced, with no session cgroup: refused with a reason, nothing loaded.
+  auto forced = LsmBackend::select(BackendChoice::BpfLsm, res.policy,
+                                   policy::compile(*res.policy), "", {});
+  ASSERT_FALSE(forced.ok());
+  EXPECT_NE(forced.error().message().find("bpf-lsm"), std::string::npos);
+}
+
+TEST(LsmAuditEvent, FileDenial) {
+  tracer::LsmEvent e;
+  e.op = policy::LsmOp::Write;
+  e.verdict = policy::kLsmDeny;
+  e.hook = tracer::kLsmHookFileOpen;
+  e.path = "/ws/.env";
+  AuditEvent ev;
+  fillLsmAuditEvent(e, "deny-write-env", false, ev);
+  EXPECT_EQ(ev.category, "file");
+  EXPECT_EQ(ev.operation, "write");
+  EXPECT_EQ(ev.decision, "deny");
+  EXPECT_EQ(ev.enforced_by, "bpf-lsm");
+  EXPECT_EQ(ev.err, EACCES);
+  EXPECT_EQ(ev.rule_id, "deny-write-env");
+  EXPECT_FALSE(ev.default_rule);
+  EXPECT_EQ(ev.file.path, "/ws/.env");
+}
+
+TEST(LsmAuditEvent, AuditModeIsWouldDenyWithoutErrno) {
+  tracer::LsmEvent e;
+  e.op = policy::LsmOp::Read;
+  e.verdict = policy::kLsmDeny;
+  e.hook = tracer::kLsmHookFileOpen;
+  e.flags = tracer::kLsmEventFlagAudit;
+  e.path = "/srv/x";
+  AuditEvent ev;
+  fillLsmAuditEvent(e, "default-deny-read", false, ev);
+  EXPECT_EQ(ev.operation, "open");
+  EXPECT_EQ(ev.decision, "would-deny");
+  EXPECT_EQ(ev.err, 0);
+  EXPECT_TRUE(ev.default_rule);
+}
+
+TEST(LsmAuditEvent, PathHooksNameTheirOperation) {
+  const std::pair<uint8_t, const char*> cases[] = {
+      {tracer::kLsmHookPathMknod, "create"},     {tracer::kLsmHookPathUnlink, "unlink"},
+      {tracer::kLsmHookPathRename, "rename"},    {tracer::kLsmHookPathTruncate, "truncate"},
+      {tracer::kLsmHookPathChmod, "chmod"},      {tracer::kLsmHookPathChown, "chown"},
+      {tracer::kLsmHookPathSymlink, "symlink"},  {tracer::kLsmHookPathMkdir, "mkdir"}};
+  for (const auto& [hook, name] : cases) {
+    tracer::LsmEvent e;
+    e.op = policy::LsmOp::Write;
+    e.verdict = policy::kLsmAllow;
+    e.hook = hook;
+    AuditEvent ev;
+    fillLsmAuditEvent(e, "workspace", false, ev);
+    EXPECT_EQ(ev.operation, name);
+    EXPECT_EQ(ev.decision, "allow");
+    EXPECT_EQ(ev.err, 0);
+  }
+}
+
+TEST(LsmAuditEvent, ExecAndNetwork) {
+  tracer::LsmEvent exec;
+  exec.op = policy::LsmOp::Exec;
+  exec.verdict = policy::kLsmDeny;
+  exec.hook = tracer::kLsmHookBprmCheck;
+  exec.path = "/srv/prog";
+  AuditEvent ev;
+  fillLsmAuditEvent(exec, "default-deny-exec", false, ev);
+  EXPECT_EQ(ev.category, "exec");
+  EXPECT_EQ(ev.operation, "exec");
+  EXPECT_EQ(ev.exec.path, "/srv/prog");
+  EXPECT_TRUE(ev.file.path.empty());
+
+  tracer::LsmEvent net;
+  net.op = policy::LsmOp::Connect;
+  net.verdict = policy::kLsmDeny;
+  net.hook = tracer::kLsmHookSocketSendmsg;
+  net.family = AF_INET;
+  net.addr = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 198, 51, 100, 1};
+  net.port = 53;
+  AuditEvent nev;
+  fillLsmAuditEvent(net, "default-deny-connect", false, nev);
+  EXPECT_EQ(nev.category, "network");
+  EXPECT_EQ(nev.operation, "sendmsg");
+  EXPECT_EQ(nev.network.family, "inet");
+  EXPECT_EQ(nev.network.proto, "udp");
+  EXPECT_EQ(nev.network.ip, "198.51.100.1");
+  EXPECT_EQ(nev.network.port, 53);
+  EXPECT_EQ(nev.err, EACCES);
+}
+
+}  // namespace
+}  // namespace sv::supervisor

@@ -1,0 +1,87 @@
+/* lsm_routes: one syscall route to a file, program or address, for the
+ * BPF-LSM acceptance test (lsm_session_test.cpp) to run under `supervise`.
+ *
+ *   lsm_routes OP ARG...   exits with the errno of the attempt (0: it worked)
+ *
+ * A small C program rather than shell/python: each route is exactly one
+ * syscall with known flags, and its errno (EACCES = the policy's denial)
+ * is the exit status. Under TCG a python start costs seconds; this costs
+ * nothing. Network routes only ever target loopback or documentation
+ * addresses (RFC 5737), and the guest that runs them has no network device.
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static int result(long rc) { return rc < 0 ? errno : 0; }
+
+static int openWith(const char *path, int flags) {
+  int fd = open(path, flags | O_CLOEXEC, 0644);
+  if (fd < 0) return errno;
+  /* A write through the fd, as a real writer would do next. */
+  if ((flags & O_ACCMODE) != O_RDONLY && write(fd, "evil\n", 5) < 0) return errno;
+  close(fd);
+  return 0;
+}
+
+static int inetAddr(const char *ip, const char *port, struct sockaddr_in *a) {
+  memset(a, 0, sizeof(*a));
+  a->sin_family = AF_INET;
+  a->sin_port = htons((unsigned short)atoi(port));
+  return inet_pton(AF_INET, ip, &a->sin_addr) == 1 ? 0 : EINVAL;
+}
+
+int main(int argc, char **argv) {
+  if (argc < 3) {
+    fprintf(stderr, "usage: lsm_routes OP ARG...\n");
+    return 100;
+  }
+  const char *op = argv[1], *a = argv[2], *b = argc > 3 ? argv[3] : NULL;
+  if (!strcmp(op, "read")) return openWith(a, O_RDONLY);
+  if (!strcmp(op, "write")) return openWith(a, O_WRONLY);
+  if (!strcmp(op, "append")) return openWith(a, O_WRONLY | O_APPEND);
+  if (!strcmp(op, "trunc")) return openWith(a, O_WRONLY | O_TRUNC);
+  if (!strcmp(op, "rdonly-trunc")) return openWith(a, O_RDONLY | O_TRUNC);
+  if (!strcmp(op, "creat")) return openWith(a, O_WRONLY | O_CREAT | O_TRUNC);
+  if (!strcmp(op, "truncate")) return result(truncate(a, 0));
+  if (!strcmp(op, "unlink")) return result(unlink(a));
+  if (!strcmp(op, "mkdir")) return result(mkdir(a, 0755));
+  if (!strcmp(op, "chmod")) return result(chmod(a, 0777));
+  if (!strcmp(op, "chown")) return result(chown(a, 1, 1));
+  if (!strcmp(op, "utimes")) return result(utimes(a, NULL));
+  if (b && !strcmp(op, "rename")) return result(rename(a, b));
+  if (b && !strcmp(op, "link")) return result(link(a, b));
+  if (b && !strcmp(op, "symlink")) return result(symlink(a, b));
+  if (!strcmp(op, "exec")) {
+    pid_t pid = fork();
+    if (pid == 0) {
+      execv(a, argv + 2);
+      _exit(errno);
+    }
+    int status = 0;
+    if (pid < 0 || waitpid(pid, &status, 0) < 0) return errno;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  }
+  if (b && (!strcmp(op, "connect") || !strcmp(op, "sendto"))) {
+    struct sockaddr_in addr;
+    if (inetAddr(a, b, &addr)) return EINVAL;
+    int udp = !strcmp(op, "sendto");
+    int fd = socket(AF_INET, (udp ? SOCK_DGRAM : SOCK_STREAM) | SOCK_CLOEXEC, 0);
+    if (fd < 0) return errno;
+    long rc = udp ? sendto(fd, "x", 1, 0, (struct sockaddr *)&addr, sizeof addr)
+                  : connect(fd, (struct sockaddr *)&addr, sizeof addr);
+    return result(rc);
+  }
+  fprintf(stderr, "lsm_routes: unknown op %s\n", op);
+  return 100;
+}
