@@ -102,6 +102,15 @@ CompiledPolicy compile(const Policy& policy) {
   }
   for (auto& [_, r] : rules) out.landlock.rules.push_back(r);
 
+  // Pathname unix sockets: where the tree may write, it may connect.
+  std::map<std::string, std::string> unix_roots;
+  auto addUnix = [&](const std::vector<PathRule>& roots) {
+    for (const auto& r : roots) unix_roots.emplace(r.glob.literalPrefix(), r.id);
+  };
+  addUnix(policy.filesystem.writable_roots);
+  addUnix(policy.system_write);
+  for (const auto& [_, prof] : policy.profiles) addUnix(prof.filesystem.writable_roots);
+
   bool deny_read = !policy.filesystem.deny_read.empty();
   bool exec_rules = !policy.exec.allow.empty() || !policy.exec.deny.empty() ||
                     !policy.exec.switches.empty();
@@ -118,6 +127,7 @@ CompiledPolicy compile(const Policy& policy) {
   out.network.mode = policy.network.mode.value_or(NetworkMode::Localhost);
   addNetRules(out.network, policy.network.allow);
   finishNet(out.network);
+  for (const auto& [path, id] : unix_roots) out.network.unix_roots.push_back({path, id});
   for (const auto& [name, prof] : policy.profiles) {
     NetworkPlan plan;
     plan.mode = prof.network.mode.value_or(out.network.mode);

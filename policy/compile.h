@@ -65,10 +65,21 @@ struct NetHost {
   std::string toString() const;
 };
 
+// A directory under which pathname unix sockets may be connected to (a
+// writable root: connecting needs write permission on the socket file).
+struct NetUnixRoot {
+  std::string path;  // absolute, no trailing '/' (except "/")
+  std::string rule_id;
+  auto operator<=>(const NetUnixRoot&) const = default;
+};
+
 struct NetworkPlan {
   NetworkMode mode = NetworkMode::Localhost;
   std::vector<NetEntry> entries;  // literal CIDR entries (loopback added for Localhost)
   std::vector<NetHost> hosts;     // domain entries, sorted; resolved and observed at run time
+  // Base plan only: the writable roots of the base policy and every profile
+  // (the same union as the Landlock floor), sorted by path.
+  std::vector<NetUnixRoot> unix_roots;
 };
 
 struct CompiledPolicy {

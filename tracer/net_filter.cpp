@@ -28,6 +28,17 @@ namespace sv::tracer {
 namespace {
 
 static_assert(sizeof(sv_net_event) == 48, "event ABI");
+static_assert(sizeof(sv_net_unix_event) == 160, "unix event ABI");
+static_assert(kNetOpUnixConnect == SV_NET_OP_UNIX_CONNECT &&
+                  kNetOpUnixSendmsg == SV_NET_OP_UNIX_SENDMSG &&
+                  kNetReasonUnixPath == SV_NET_REASON_UNIX_PATH &&
+                  kNetReasonUnixUnreadable == SV_NET_REASON_UNIX_UNREADABLE,
+              "C++ mirrors of the unix ABI constants");
+
+// enum bpf_attach_type values of kernel 6.7 (the build host's uapi headers
+// may predate them; the values are ABI and never change).
+constexpr bpf_attach_type kAttachUnixConnect = static_cast<bpf_attach_type>(49);
+constexpr bpf_attach_type kAttachUnixSendmsg = static_cast<bpf_attach_type>(50);
 static_assert(sizeof(sv_net_lpm_key) == 20, "key ABI");
 static_assert(sizeof(sv_net_allow_value) == 8 + 8 * SV_NET_MAX_PORT_RANGES, "value ABI");
 static_assert(static_cast<int>(policy::NetworkMode::None) == SV_NET_MODE_NONE &&
@@ -187,6 +198,8 @@ struct NetFilter::State {
   policy::NetworkMode mode = policy::NetworkMode::None;
   uint32_t port_ranges_max = 1;  // the programs' loop bound, see net_maps.h
   std::string log;
+  bool unix_paths = false;
+  std::string unix_detail;
   const std::function<void(const NetEvent&)>* on_event = nullptr;
   std::exception_ptr pending;
 
@@ -219,6 +232,32 @@ struct NetFilter::State {
     return {};
   }
 
+  // The index of a rule id, registered when new.
+  uint32_t ruleIndex(const std::string& rule_id) {
+    auto it = std::find(rule_ids.begin(), rule_ids.end(), rule_id);
+    if (it != rule_ids.end()) return static_cast<uint32_t>(it - rule_ids.begin());
+    rule_ids.push_back(rule_id);
+    return static_cast<uint32_t>(rule_ids.size() - 1);
+  }
+
+  // The writable roots, each as "path/" in the unix-path trie.
+  Status writeUnixRoots(const std::vector<policy::NetUnixRoot>& roots) {
+    int fd = bpf_map__fd(skel->maps.sv_net_unix_roots);
+    for (const auto& root : roots) {
+      std::string prefix = root.path;
+      if (prefix.empty() || prefix[0] != '/') continue;
+      if (prefix.back() != '/') prefix += '/';
+      if (prefix.size() > SV_NET_UNIX_PATH_MAX) continue;  // no socket path can be under it
+      sv_net_unix_key key{};
+      key.prefixlen = static_cast<uint32_t>(prefix.size() * 8);
+      std::memcpy(key.path, prefix.data(), prefix.size());
+      uint32_t index = ruleIndex(root.rule_id);
+      if (bpf_map_update_elem(fd, &key, &index, BPF_ANY) != 0)
+        return errnoError("bpf_map_update_elem sv_net_unix_roots " + root.path);
+    }
+    return {};
+  }
+
   static int onSample(void* ctx, void* data, size_t size) noexcept {
     auto* self = static_cast<State*>(ctx);
     if (size < sizeof(sv_net_event) || self->on_event == nullptr) return 0;
@@ -239,6 +278,11 @@ struct NetFilter::State {
     ev.reason = raw.reason;
     ev.flags = raw.flags;
     ev.ktime_ns = raw.ktime_ns;
+    if ((raw.op == SV_NET_OP_UNIX_CONNECT || raw.op == SV_NET_OP_UNIX_SENDMSG) &&
+        size >= sizeof(sv_net_unix_event)) {
+      const auto* path = static_cast<const char*>(data) + offsetof(sv_net_unix_event, path);
+      ev.unix_path.assign(path, strnlen(path, SV_NET_UNIX_PATH_MAX));
+    }
     // An exception must not unwind through libbpf's C frames: park it and
     // stop the drain; consume() rethrows once libbpf has returned.
     try {
@@ -293,6 +337,13 @@ Result<NetFilter> NetFilter::load(const policy::NetworkPlan& plan, int cgroup_fd
   bpf_program* dns_progs[] = {s->skel->progs.recvmsg4, s->skel->progs.recvmsg6,
                               s->skel->progs.getpeername4, s->skel->progs.getpeername6};
   for (bpf_program* prog : dns_progs) bpf_program__set_autoload(prog, options.dns_proxy);
+  s->unix_paths = options.unix_paths && probeCgroupUnixHooks(&s->unix_detail);
+  if (!options.unix_paths) s->unix_detail = "not requested";
+  ro->sv_net_unix_paths = s->unix_paths ? 1 : 0;
+  bpf_program__set_autoload(s->skel->progs.connect_unix, s->unix_paths);
+  bpf_program__set_autoload(s->skel->progs.sendmsg_unix, s->unix_paths);
+  bpf_program__set_expected_attach_type(s->skel->progs.connect_unix, kAttachUnixConnect);
+  bpf_program__set_expected_attach_type(s->skel->progs.sendmsg_unix, kAttachUnixSendmsg);
   // The helper's availability differs by program type and kernel; the
   // programs skip the call when told it is missing (pid reported as 0).
   ro->sv_net_pid_in_sock_addr = libbpf_probe_bpf_helper(BPF_PROG_TYPE_CGROUP_SOCK_ADDR,
@@ -304,11 +355,13 @@ Result<NetFilter> NetFilter::load(const policy::NetworkPlan& plan, int cgroup_fd
     return Error{-err, "load BPF programs sv_net" + logTail(s->log)};
 
   for (const auto& [key, ranges] : s->entries) SV_TRY(s->writeAffected(key));
+  if (s->unix_paths) SV_TRY(s->writeUnixRoots(plan.unix_roots));
 
   std::vector<bpf_program*> progs = {s->skel->progs.sock_create, s->skel->progs.connect4,
                                      s->skel->progs.connect6, s->skel->progs.sendmsg4,
                                      s->skel->progs.sendmsg6};
   if (options.dns_proxy) progs.insert(progs.end(), std::begin(dns_progs), std::end(dns_progs));
+  if (s->unix_paths) progs.insert(progs.end(), {s->skel->progs.connect_unix, s->skel->progs.sendmsg_unix});
   for (bpf_program* prog : progs) {
     errno = 0;
     Link link(bpf_program__attach_cgroup(prog, cgroup_fd));
@@ -342,12 +395,7 @@ const std::string& NetFilter::ruleIdAt(uint32_t rule_index) const {
   return rule_index < s_->rule_ids.size() ? s_->rule_ids[rule_index] : kNone;
 }
 
-uint32_t NetFilter::addRuleId(const std::string& rule_id) {
-  auto it = std::find(s_->rule_ids.begin(), s_->rule_ids.end(), rule_id);
-  if (it != s_->rule_ids.end()) return static_cast<uint32_t>(it - s_->rule_ids.begin());
-  s_->rule_ids.push_back(rule_id);
-  return static_cast<uint32_t>(s_->rule_ids.size() - 1);
-}
+uint32_t NetFilter::addRuleId(const std::string& rule_id) { return s_->ruleIndex(rule_id); }
 
 Status NetFilter::allow(const policy::Ip6& ip, uint16_t port_lo, uint16_t port_hi,
                         uint32_t rule_index) {
@@ -427,6 +475,9 @@ uint64_t NetFilter::droppedEvents() const {
 }
 
 const std::string& NetFilter::libbpfLog() const { return s_->log; }
+
+bool NetFilter::unixPathsEnforced() const { return s_->unix_paths; }
+const std::string& NetFilter::unixPathsDetail() const { return s_->unix_detail; }
 
 Result<NetAllowImage> buildNetAllowImage(const policy::NetworkPlan& plan) {
   NetAllowImage image;
@@ -509,6 +560,30 @@ Status ScratchCgroup::addProcess(pid_t pid) const {
   if (write(fd.get(), text.data(), text.size()) != static_cast<ssize_t>(text.size()))
     return errnoError("write " + procs);
   return {};
+}
+
+bool probeCgroupUnixHooks(std::string* detail) {
+  // r1 = r10 - 8; r2 = 8; r3 = 0; call bpf_probe_read_kernel; r0 = 1; exit
+  const bpf_insn insns[] = {
+      {.code = BPF_ALU64 | BPF_MOV | BPF_X, .dst_reg = BPF_REG_1, .src_reg = BPF_REG_10},
+      {.code = BPF_ALU64 | BPF_ADD | BPF_K, .dst_reg = BPF_REG_1, .imm = -8},
+      {.code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_2, .imm = 8},
+      {.code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_3, .imm = 0},
+      {.code = BPF_JMP | BPF_CALL, .imm = BPF_FUNC_probe_read_kernel},
+      {.code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 1},
+      {.code = BPF_JMP | BPF_EXIT},
+  };
+  LIBBPF_OPTS(bpf_prog_load_opts, opts, .expected_attach_type = kAttachUnixConnect);
+  UniqueFd prog(bpf_prog_load(BPF_PROG_TYPE_CGROUP_SOCK_ADDR, "sv_probe_unix", "GPL", insns,
+                              sizeof insns / sizeof insns[0], &opts));
+  if (!prog) {
+    if (detail)
+      *detail = std::string("BPF_PROG_LOAD cgroup/connect_unix: ") + std::strerror(errno) +
+                " (needs kernel 6.7+)";
+    return false;
+  }
+  if (detail) *detail = "ok";
+  return true;
 }
 
 Result<bool> probeCgroupSockAddr(std::string* detail) {

@@ -36,14 +36,17 @@ struct NetEvent {
   uint8_t reason = 0;  // kNetReason*
   uint8_t flags = 0;   // kNetFlagUnspec
   uint64_t ktime_ns = 0;
+  std::string unix_path;  // kNetOpUnix*: the socket path as the tree passed it
 };
 
 // Mirrors of the ABI constants, so callers need not include the C header.
 inline constexpr uint8_t kNetDeny = 0, kNetAllow = 1;
-inline constexpr uint8_t kNetOpConnect = 1, kNetOpSendmsg = 2, kNetOpSockCreate = 3;
+inline constexpr uint8_t kNetOpConnect = 1, kNetOpSendmsg = 2, kNetOpSockCreate = 3,
+                         kNetOpUnixConnect = 4, kNetOpUnixSendmsg = 5;
 inline constexpr uint8_t kNetReasonRule = 0, kNetReasonNoMatch = 1, kNetReasonModeAll = 2,
                          kNetReasonModeNone = 3, kNetReasonRawSocket = 4,
-                         kNetReasonDnsProxy = 5;
+                         kNetReasonDnsProxy = 5, kNetReasonUnixPath = 6,
+                         kNetReasonUnixUnreadable = 7;
 inline constexpr uint8_t kNetFlagUnspec = 0x1;  // 0.0.0.0 / :: judged as loopback
 inline constexpr uint8_t kNetFlagAudit = 0x2;   // deny reported, not enforced (audit_only)
 inline constexpr uint32_t kNetRuleNone = 0xffffffffu;
@@ -58,6 +61,9 @@ struct NetFilterOptions {
   // Domain entries: load recvmsg4/6 and getpeername4/6 too and let
   // redirectDns() send the tree's UDP to resolvers through a proxy.
   bool dns_proxy = false;
+  // Judge connect/sendmsg to pathname unix sockets against plan.unix_roots
+  // where the kernel has the cgroup unix hooks (6.7+); see unixPathsEnforced().
+  bool unix_paths = true;
 };
 
 class NetFilter {
@@ -100,6 +106,10 @@ class NetFilter {
   // proxy must be ::ffff:127.0.0.1 for an IPv4 resolver, ::1 for IPv6.
   Status redirectDns(const policy::Ip6& resolver, uint16_t port, const policy::Ip6& proxy,
                      uint16_t proxy_port, uint32_t rule_index);
+  // Whether pathname unix sockets are judged (the kernel has the hooks and
+  // the options asked for it); when false, `unixPathsDetail()` says why.
+  bool unixPathsEnforced() const;
+  const std::string& unixPathsDetail() const;
   // Decisions lost because the ring buffer was full.
   uint64_t droppedEvents() const;
   // libbpf warnings printed while loading (kept out of stderr).
@@ -135,6 +145,11 @@ Result<NetAllowImage> buildNetAllowImage(const policy::NetworkPlan& plan);
 // scratch cgroup under the current one. false (with *detail) when the kernel
 // refuses; an Error when the probe itself cannot run (no cgroup2, no mkdir).
 Result<bool> probeCgroupSockAddr(std::string* detail = nullptr);
+
+// Whether cgroup/connect_unix programs (with bpf_probe_read_kernel, which
+// they need to see the address) load here: a two-instruction program, no
+// cgroup needed. false with *detail when not (kernel < 6.7).
+bool probeCgroupUnixHooks(std::string* detail = nullptr);
 
 // The cgroup2 directory of the calling process, found through
 // /proc/self/mountinfo and /proc/self/cgroup (never a hard-coded mount point).

@@ -122,22 +122,15 @@ static __always_inline void sv_net_count(__u32 stat)
 		*c += 1; /* per-CPU slot: no atomics needed */
 }
 
-/* Reports one decision. pid_ok says whether bpf_get_current_pid_tgid may be
- * called from the calling program type (a rodata constant, so the call is
- * pruned by the verifier where the kernel lacks it). */
-static __always_inline void sv_net_emit(__u8 op, const struct sv_net_verdict *v, __u8 family,
-					__u8 sock_type, __u8 protocol, __u16 port,
-					const struct sv_net_lpm_key *key, bool pid_ok)
+/* Fills the common part of an event. pid_ok says whether
+ * bpf_get_current_pid_tgid may be called from the calling program type (a
+ * rodata constant, so the call is pruned by the verifier where the kernel
+ * lacks it). */
+static __always_inline void sv_net_fill_event(struct sv_net_event *e, __u8 op,
+					      const struct sv_net_verdict *v, __u8 family,
+					      __u8 sock_type, __u8 protocol, __u16 port,
+					      const struct sv_net_lpm_key *key, bool pid_ok)
 {
-	struct sv_net_event *e;
-
-	if (sv_net_deny_events_only && v->decision == SV_NET_ALLOW)
-		return;
-	e = bpf_ringbuf_reserve(&sv_net_events, sizeof(*e), 0);
-	if (!e) {
-		sv_net_count(SV_NET_STAT_EVENTS_DROPPED);
-		return;
-	}
 	e->ktime_ns = bpf_ktime_get_ns();
 	e->abi_version = SV_NET_ABI_VERSION;
 	e->decision = v->decision;
@@ -164,5 +157,22 @@ static __always_inline void sv_net_emit(__u8 op, const struct sv_net_verdict *v,
 		__builtin_memcpy(e->addr, key->addr, sizeof(e->addr));
 	else
 		__builtin_memset(e->addr, 0, sizeof(e->addr));
+}
+
+/* Reports one decision (see sv_net_fill_event). */
+static __always_inline void sv_net_emit(__u8 op, const struct sv_net_verdict *v, __u8 family,
+					__u8 sock_type, __u8 protocol, __u16 port,
+					const struct sv_net_lpm_key *key, bool pid_ok)
+{
+	struct sv_net_event *e;
+
+	if (sv_net_deny_events_only && v->decision == SV_NET_ALLOW)
+		return;
+	e = bpf_ringbuf_reserve(&sv_net_events, sizeof(*e), 0);
+	if (!e) {
+		sv_net_count(SV_NET_STAT_EVENTS_DROPPED);
+		return;
+	}
+	sv_net_fill_event(e, op, v, family, sock_type, protocol, port, key, pid_ok);
 	bpf_ringbuf_submit(e, 0);
 }

@@ -51,6 +51,20 @@ struct {
 	__type(value, struct sv_net_dns_key);
 } sv_net_dns_proxies SEC(".maps");
 
+/* @brief Judge connect/sendmsg to pathname unix sockets (set by the loader
+ * when the kernel has the cgroup unix hooks). */
+const volatile __u32 sv_net_unix_paths = 0;
+
+/* @brief Directories (with trailing '/') under which a pathname unix socket
+ * may be connected to: the policy's writable roots. Value: rule index. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 256);
+	__type(key, struct sv_net_unix_key);
+	__type(value, __u32);
+} sv_net_unix_roots SEC(".maps");
+
 /* @brief Allowed destinations: longest-prefix match over the IPv4-mapped IPv6
  * address; the value lists the allowed port ranges, each with the index of the
  * policy rule that allowed it. The loader folds less specific entries' ranges

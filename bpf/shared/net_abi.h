@@ -40,6 +40,8 @@ enum sv_net_op {
 	SV_NET_OP_CONNECT = 1,
 	SV_NET_OP_SENDMSG = 2,
 	SV_NET_OP_SOCK_CREATE = 3,
+	SV_NET_OP_UNIX_CONNECT = 4, /* connect() to a pathname unix socket (kernel >= 6.7) */
+	SV_NET_OP_UNIX_SENDMSG = 5, /* sendto()/sendmsg() with a pathname unix address */
 };
 
 enum sv_net_decision {
@@ -55,6 +57,8 @@ enum sv_net_reason {
 	SV_NET_REASON_MODE_NONE = 3,   /* mode none refuses every inet socket */
 	SV_NET_REASON_RAW_SOCKET = 4,  /* SOCK_RAW, AF_PACKET or ICMP ping socket */
 	SV_NET_REASON_DNS_PROXY = 5,   /* UDP to a resolver, redirected to the supervisor's proxy */
+	SV_NET_REASON_UNIX_PATH = 6,   /* unix socket path: under a writable root (rule) or not */
+	SV_NET_REASON_UNIX_UNREADABLE = 7, /* the kernel's address could not be read: fail closed */
 };
 
 /* Flags in sv_net_event.flags. */
@@ -122,6 +126,27 @@ struct sv_net_event {
 	__u8 addr[16];      /* destination, IPv4-mapped IPv6 form; zero for sock_create */
 };
 SV_STATIC_ASSERT(sizeof(struct sv_net_event) == 48, "sv_net_event layout");
+
+/* Pathname unix sockets: sun_path without its terminating NUL fits 108 bytes. */
+#define SV_NET_UNIX_PATH_MAX 108
+
+/* Key of the sv_net_unix_roots LPM trie: a writable root with a trailing '/'
+ * (prefixlen = its length in bits); lookups use the whole socket path, with
+ * every byte after its end zero and prefixlen 8 * SV_NET_UNIX_PATH_MAX. */
+struct sv_net_unix_key {
+	__u32 prefixlen;
+	__u8 path[SV_NET_UNIX_PATH_MAX];
+};
+SV_STATIC_ASSERT(sizeof(struct sv_net_unix_key) == 112, "sv_net_unix_key layout");
+
+/* A unix decision: the common event (op SV_NET_OP_UNIX_*, family AF_UNIX,
+ * addr and port zero) followed by the path as the tree passed it. */
+struct sv_net_unix_event {
+	struct sv_net_event base;
+	__u8 path[SV_NET_UNIX_PATH_MAX]; /* NUL-padded */
+	__u32 _pad;
+};
+SV_STATIC_ASSERT(sizeof(struct sv_net_unix_event) == 160, "sv_net_unix_event layout");
 
 /* Index of the counters in the sv_net_stats per-CPU array. */
 enum sv_net_stat {
