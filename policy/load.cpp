@@ -549,6 +549,34 @@ class Loader {
     }
   }
 
+  // The size and count keys of a file or syslog sink (docs/policy.md, audit).
+  bool auditSinkNumbers(const json& s, const std::string& ep, AuditSink& sink) {
+    auto number = [&](const char* key, double lo, double hi, double& out) {
+      const json* x = member(s, key);
+      if (!x) return true;
+      if (!x->is_number() || x->get<double>() < lo || x->get<double>() > hi) {
+        error(ep + "/" + key, "expected a number from " + std::to_string(int64_t(lo)) + " to " +
+                                  std::to_string(int64_t(hi)));
+        return false;
+      }
+      out = x->get<double>();
+      return true;
+    };
+    double files = sink.max_files;
+    bool ok = number("maxSizeMb", 0, 1 << 20, sink.max_size_mb) &&
+              number("maxFiles", 1, 1000, files) &&
+              number("spoolMaxMb", 0, 1 << 20, sink.spool_max_mb);
+    sink.max_files = int(files);
+    for (auto [key, out] : {std::pair{"caFile", &sink.ca_file}, {"spoolDir", &sink.spool_dir}}) {
+      if (auto* x = member(s, key)) {
+        auto str = stringAt(*x, ep + "/" + key);
+        if (!str) return false;
+        *out = normalizePath(req_.workspace, *str);
+      }
+    }
+    return ok;
+  }
+
   void applyAudit(const json& v, const std::string& ptr) {
     if (!expectObject(v, ptr)) return;
     checkKeys(v, ptr, {"level", "format", "sinks"});
@@ -574,7 +602,8 @@ class Loader {
         std::string ep = pointerAppend(sp, std::to_string(i));
         const json& s = (*x)[i];
         if (!expectObject(s, ep)) continue;
-        checkKeys(s, ep, {"type", "path", "fd"});
+        checkKeys(s, ep,
+                  {"type", "path", "fd", "maxSizeMb", "maxFiles", "caFile", "spoolDir", "spoolMaxMb"});
         AuditSink sink;
         const json* type = member(s, "type");
         if (!type) {
@@ -596,6 +625,7 @@ class Loader {
           }
           sink.fd = static_cast<int>(f->get<long long>());
         }
+        if (!auditSinkNumbers(s, ep, sink)) continue;
         if ((sink.type == "file" || sink.type == "syslog") && sink.path.empty()) {
           error(ep, "a " + sink.type + " sink needs \"path\"");
           continue;

@@ -91,8 +91,17 @@ enum class AuditFormat { Native, Ocsf, Ecs };
 
 struct AuditSink {
   std::string type;  // "file", "stdout", "fd", "syslog"
-  std::string path;  // file path or syslog address
+  std::string path;  // file path or syslog address (udp|tcp|tls://host:port)
   int fd = -1;
+  // file: rotate when the file would exceed maxSizeMb (0: never); keep maxFiles
+  // files in all (the live one and .1 .. .N-1).
+  double max_size_mb = 0;
+  int max_files = 5;
+  // syslog: the CA bundle that verifies a tls:// receiver, and the on-disk
+  // spool that holds events while the receiver is down (size cap in MiB).
+  std::string ca_file;
+  std::string spool_dir;  // empty: /var/tmp
+  double spool_max_mb = 64;
 };
 
 struct AuditSettings {

@@ -1,5 +1,9 @@
 # sv_audit: audit events (native JSON schema, OCSF, ECS), process info from
-# /proc, and the AuditLog sink pipeline. Included from supervisor/CMakeLists.txt.
+# /proc, and the AuditLog sink pipeline (framing over transports: file with
+# rotation, fd, syslog over UDP/TCP/TLS with a spool). Included from
+# supervisor/CMakeLists.txt.
+find_package(PkgConfig REQUIRED)
+pkg_check_modules(GNUTLS REQUIRED IMPORTED_TARGET gnutls)
 add_library(sv_audit STATIC
   ${CMAKE_CURRENT_LIST_DIR}/audit_event.cpp
   ${CMAKE_CURRENT_LIST_DIR}/audit_log.cpp
@@ -8,5 +12,10 @@ add_library(sv_audit STATIC
   ${CMAKE_CURRENT_LIST_DIR}/audit/formats.cpp
   ${CMAKE_CURRENT_LIST_DIR}/audit/ocsf.cpp
   ${CMAKE_CURRENT_LIST_DIR}/audit/policy_json.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/audit/sha256.cpp)
-target_link_libraries(sv_audit PUBLIC sv_common sv_policy nlohmann_json::nlohmann_json)
+  ${CMAKE_CURRENT_LIST_DIR}/audit/sha256.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/audit/sinks/fd_transport.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/audit/sinks/net_transport.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/audit/sinks/spool.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/audit/sinks/syslog_frame.cpp)
+target_link_libraries(sv_audit PUBLIC sv_common sv_policy nlohmann_json::nlohmann_json
+  PRIVATE PkgConfig::GNUTLS)

@@ -1,16 +1,18 @@
-// AuditLog implementation: per-sink bounded buffers, non-blocking writes,
-// gap-free seq, drop accounting. See audit_log.h for the contract.
+// AuditLog implementation: per-sink bounded queues, framing, non-blocking
+// transports, spool and replay, gap-free seq, drop accounting. See
+// audit_log.h for the contract.
 #include "supervisor/audit_log.h"
 
 #include <fcntl.h>
 #include <poll.h>
-#include <signal.h>
-#include <sys/socket.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <string>
+
+#include "supervisor/audit/sinks/net_transport.h"
+#include "supervisor/audit/sinks/syslog_frame.h"
 
 namespace sv::supervisor {
 namespace {
@@ -23,33 +25,22 @@ timespec realtimeNow() {
 
 int64_t toNs(timespec ts) { return int64_t(ts.tv_sec) * 1000000000 + ts.tv_nsec; }
 
-// write(2) to a pipe whose reader is gone raises SIGPIPE, which would kill the
-// supervisor (and with it the supervised tree). Block it for this thread
-// around the write and consume the one we caused; a SIGPIPE that was already
-// pending before stays pending for whoever expects it.
-ssize_t writeNoSigpipe(int fd, const char* data, size_t len) {
-  sigset_t pipe_set, old_set, pending;
-  sigemptyset(&pipe_set);
-  sigaddset(&pipe_set, SIGPIPE);
-  sigpending(&pending);
-  const bool was_pending = sigismember(&pending, SIGPIPE);
-  pthread_sigmask(SIG_BLOCK, &pipe_set, &old_set);
-  ssize_t n = ::write(fd, data, len);
-  int saved = errno;
-  if (n < 0 && saved == EPIPE && !was_pending) {
-    timespec zero{};
-    while (sigtimedwait(&pipe_set, nullptr, &zero) < 0 && errno == EINTR) {
-    }
-  }
-  pthread_sigmask(SIG_SETMASK, &old_set, nullptr);
-  errno = saved;
-  return n;
+int64_t monotonicNs() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return toNs(ts);
+}
+
+int syslogSeverity(const AuditEvent& e) {
+  if (e.decision == "deny") return 4;                               // warning
+  if (e.decision == "would-deny" || e.category == "session") return 5;  // notice
+  return 6;                                                         // informational
 }
 
 }  // namespace
 
 AuditLog::AuditLog(SessionInfo session, AuditLogOptions options)
-    : session_(std::move(session)), options_(options) {}
+    : session_(std::move(session)), options_(options), pid_(int(::getpid())) {}
 
 AuditLog::~AuditLog() { close(); }
 
@@ -60,38 +51,50 @@ Status AuditLog::open(const AuditSinkConfig& config) {
   for (const auto& path : config.paths) SV_TRY(addFileSink(path));
   for (auto& fd : fds) SV_TRY(addFdSink(std::move(fd)));
   if (config.to_stdout) SV_TRY(addStdoutSink());
+  for (const auto& url : config.syslog) SV_TRY(addSyslogSink(url));
+  for (const auto& sink : config.policy_sinks) SV_TRY(addPolicySink(sink));
   return {};
 }
 
-// A healthy sink holds at most one batch plus the line that completes it:
+Status AuditLog::addPolicySink(const policy::AuditSink& sink) {
+  if (sink.type == "file") {
+    audit::FileRotation rotation;
+    rotation.max_bytes = uint64_t(sink.max_size_mb * (1 << 20));
+    rotation.max_files = sink.max_files;
+    return addFileSink(sink.path, rotation);
+  }
+  if (sink.type == "fd") {
+    // The fd a policy names is inherited, not ours: dup it so closing the
+    // sink never closes someone else's descriptor.
+    int fd = fcntl(sink.fd, F_DUPFD_CLOEXEC, 3);
+    if (fd < 0) return errnoError("audit fd " + std::to_string(sink.fd));
+    return addFdSink(UniqueFd(fd));
+  }
+  if (sink.type == "stdout") return addStdoutSink();
+  if (sink.type == "syslog") {
+    SyslogSinkOptions o;
+    o.ca_file = sink.ca_file;
+    o.spool_dir = sink.spool_dir;
+    o.spool_max_bytes = uint64_t(sink.spool_max_mb * (1 << 20));
+    return addSyslogSink(sink.path, o);
+  }
+  return Error{EINVAL, "unknown audit sink type " + sink.type};
+}
+
+// A healthy sink holds at most one batch plus the record that completes it:
 // reserving that up front keeps emit() allocation-free from the first event
 // (growth then only happens under backpressure, up to max_buffer_bytes).
 void AuditLog::reserveBatch(Sink& sink) const {
   constexpr size_t kLongLine = 16u << 10;  // an event with long paths and argv
-  sink.buf.reserve(options_.write_batch_bytes + kLongLine);
-  sink.line_lens.reserve((options_.write_batch_bytes + kLongLine) / 64);
+  const size_t bytes = options_.write_batch_bytes + kLongLine;
+  sink.buf.reserve(bytes);
+  sink.line_lens.reserve(bytes / 64);
 }
 
-Status AuditLog::addFileSink(const std::string& path) {
-  // O_NONBLOCK: a FIFO at that path must not block us in open() waiting for a
-  // reader (ENXIO instead), and then writes to it must not block either.
-  // Regular files ignore it.
-  UniqueFd fd(::open(path.c_str(),
-                     O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY | O_NONBLOCK, 0600));
-  if (!fd) return errnoError("open audit log " + path);
-  struct stat st {};
-  if (fstat(fd.get(), &st) < 0) return errnoError("fstat audit log " + path);
-  std::lock_guard lock(mu_);
-  if (closed_) return Error{EBADF, "audit log already closed"};
-  Sink sink;
-  sink.name = path;
-  sink.fd = std::move(fd);
-  sink.mode = S_ISREG(st.st_mode)    ? WriteMode::kFile
-              : S_ISSOCK(st.st_mode) ? WriteMode::kSocket
-                                     : WriteMode::kNonBlocking;
-  reserveBatch(sink);
-  sinks_.push_back(std::move(sink));
-  return {};
+Status AuditLog::addFileSink(const std::string& path, audit::FileRotation rotation) {
+  auto t = audit::openFileTransport(path, rotation);
+  if (!t) return t.error();
+  return addSinkLocked(std::move(*t), Framing::kLines, nullptr);
 }
 
 Status AuditLog::addFdSink(UniqueFd fd) {
@@ -109,50 +112,51 @@ Status AuditLog::addFdSink(UniqueFd fd) {
   }
   // The command must not inherit the audit channel.
   fcntl(n, F_SETFD, fdflags | FD_CLOEXEC);
-  return addSink("fd:" + std::to_string(n), std::move(fd), /*shared_with_command=*/false);
+  auto t = audit::openFdTransport("fd:" + std::to_string(n), std::move(fd), false);
+  if (!t) return t.error();
+  return addSinkLocked(std::move(*t), Framing::kLines, nullptr);
 }
 
 Status AuditLog::addStdoutSink() {
   UniqueFd fd(fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3));
   if (!fd) return errnoError("dup stdout for audit");
-  return addSink("stdout", std::move(fd), /*shared_with_command=*/true);
+  auto t = audit::openFdTransport("stdout", std::move(fd), /*shared_with_command=*/true);
+  if (!t) return t.error();
+  return addSinkLocked(std::move(*t), Framing::kLines, nullptr);
 }
 
-Status AuditLog::addSink(std::string name, UniqueFd fd, bool shared_with_command) {
-  struct stat st {};
-  if (fstat(fd.get(), &st) < 0) return errnoError("fstat audit sink " + name);
-  Sink sink;
-  sink.name = std::move(name);
-  if (S_ISREG(st.st_mode)) {
-    sink.mode = WriteMode::kFile;
-  } else if (S_ISSOCK(st.st_mode)) {
-    sink.mode = WriteMode::kSocket;  // MSG_DONTWAIT per call, no shared flag touched
-  } else {
-    // Pipe, FIFO, tty: reopening the magic link yields a new open file
-    // description of the same object, so O_NONBLOCK stays ours.
-    std::string link = "/proc/self/fd/" + std::to_string(fd.get());
-    UniqueFd own(::open(link.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY));
-    if (own) {
-      fd = std::move(own);
-      sink.mode = WriteMode::kNonBlocking;
-    } else if (!shared_with_command) {
-      // No /proc or no reader yet (ENXIO): setting O_NONBLOCK on the shared
-      // description only affects whoever handed us the fd, which is acceptable.
-      int fl = fcntl(fd.get(), F_GETFL);
-      if (fl >= 0 && fcntl(fd.get(), F_SETFL, fl | O_NONBLOCK) == 0) {
-        sink.mode = WriteMode::kNonBlocking;
-      } else {
-        sink.mode = WriteMode::kBlocking;
-      }
-    } else {
-      // Never flip O_NONBLOCK under the command's stdout; blocking writes it is.
-      sink.mode = WriteMode::kBlocking;
-    }
+Status AuditLog::addSyslogSink(const std::string& url, SyslogSinkOptions options) {
+  audit::NetOptions net;
+  net.ca_file = options.ca_file;
+  net.replay_bytes = options.replay_bytes;
+  auto t = audit::openNetTransport(url, net);
+  if (!t) return t.error();
+  std::unique_ptr<audit::Spool> spool;
+  if (options.spool_max_bytes > 0) {
+    auto created = audit::Spool::create(options.spool_dir, options.spool_max_bytes);
+    if (!created) return created.error();
+    spool = std::move(*created);
   }
-  sink.fd = std::move(fd);
+  const Framing framing =
+      (*t)->datagram() ? Framing::kSyslogDatagram : Framing::kSyslogOctetCounted;
+  return addSinkLocked(std::move(*t), framing, std::move(spool));
+}
+
+Status AuditLog::addSink(std::unique_ptr<audit::Transport> transport) {
+  return addSinkLocked(std::move(transport), Framing::kLines, nullptr);
+}
+
+Status AuditLog::addSinkLocked(std::unique_ptr<audit::Transport> transport, Framing framing,
+                               std::unique_ptr<audit::Spool> spool) {
   std::lock_guard lock(mu_);
   if (closed_) return Error{EBADF, "audit log already closed"};
+  Sink sink;
+  sink.loop_only = transport->loopOnly();
+  sink.transport = std::move(transport);
+  sink.framing = framing;
+  sink.spool = std::move(spool);
   reserveBatch(sink);
+  if (framing != Framing::kLines) frame_.reserve(32u << 10);
   sinks_.push_back(std::move(sink));
   return {};
 }
@@ -160,6 +164,36 @@ Status AuditLog::addSink(std::string name, UniqueFd fd, bool shared_with_command
 uint64_t AuditLog::emit(const AuditEvent& event) {
   std::lock_guard lock(mu_);
   return emitLocked(event);
+}
+
+// The record for one sink: the JSON line as is, or wrapped in RFC 5424.
+// event == nullptr: a dropped record for this sink's current loss.
+std::string_view AuditLog::frame(Sink& sink, const AuditEvent* event, uint64_t seq, timespec now,
+                                 std::string_view json_line) {
+  if (sink.framing == Framing::kLines) return json_line;
+  audit::SyslogFields f;
+  f.host = session_.host;
+  f.session_id = session_.session_id;
+  f.procid = pid_;
+  if (event) {
+    f.msgid = event->category;
+    f.severity = syslogSeverity(*event);
+    f.seq = seq;
+    f.operation = event->operation;
+    f.decision = event->decision;
+    f.rule_id = event->rule_id;
+    f.pid = event->process ? event->process->pid : 0;
+  } else {
+    f.msgid = "dropped";
+    f.severity = 4;
+    f.dropped = sink.lost_count;
+    f.dropped_first = sink.lost_first;
+    f.dropped_last = sink.lost_last;
+  }
+  if (!json_line.empty() && json_line.back() == '\n') json_line.remove_suffix(1);
+  frame_.clear();
+  audit::appendSyslog(frame_, sink.framing == Framing::kSyslogOctetCounted, now, f, json_line);
+  return frame_;
 }
 
 uint64_t AuditLog::emitLocked(const AuditEvent& event) {
@@ -178,7 +212,6 @@ uint64_t AuditLog::emitLocked(const AuditEvent& event) {
   line_.clear();
   encodeEventAs(options_.format, line_, event, session_, seq, now);
   line_ += '\n';
-  const std::string_view line = line_;
   // Session start/end are rare and carry the counters: never drop them.
   const bool must_keep = event.category == "session";
   for (auto& sink : sinks_) {
@@ -186,26 +219,55 @@ uint64_t AuditLog::emitLocked(const AuditEvent& event) {
       drop(sink, seq);
       continue;
     }
+    const std::string_view record = frame(sink, &event, seq, now, line_);
     // Normally a sink that said EAGAIN waits for flush(); but if this event
     // would not fit, one more non-blocking try is cheaper than losing it (and
     // covers a loop that flushes only on a timer).
-    if (sink.pending() && (sink.pending() + line.size() > options_.max_buffer_bytes ||
-                           (!sink.want_writable && shouldWriteNow(sink, now_ns, line.size())))) {
+    if (!sink.loop_only && sink.pending() &&
+        (sink.pending() + record.size() > options_.max_buffer_bytes ||
+         (!sink.want_writable && shouldWriteNow(sink, now_ns, record.size())))) {
       writeSome(sink, now_ns);
     }
-    maybeReportDrops(sink, now, /*force=*/must_keep);
-    // While a loss is unreported the sink takes nothing new, so each dropped
-    // record describes one contiguous seq range that precedes it.
-    if (must_keep ||
-        (sink.lost_count == 0 && sink.pending() + line.size() <= options_.max_buffer_bytes)) {
-      const bool write_now = must_keep || shouldWriteNow(sink, now_ns, line.size());
-      append(sink, line);
-      if (!sink.want_writable && write_now) writeSome(sink, now_ns);
+    // maybeReportDrops may reframe into frame_: keep the event's record apart.
+    if (sink.lost_count) {
+      const std::string saved(record);  // only on the loss path
+      maybeReportDrops(sink, now, /*force=*/must_keep);
+      if (!sink.lost_count || must_keep) {
+        if (enqueue(sink, saved, must_keep)) {
+          if (!sink.loop_only && !sink.want_writable) writeSome(sink, now_ns);
+          continue;
+        }
+      }
+      drop(sink, seq);
+      continue;
+    }
+    const bool write_now = must_keep || shouldWriteNow(sink, now_ns, record.size());
+    if (enqueue(sink, record, must_keep)) {
+      if (!sink.loop_only && !sink.want_writable && write_now) writeSome(sink, now_ns);
     } else {
       drop(sink, seq);
     }
   }
   return seq;
+}
+
+// Memory while the spool is empty and the queue has room (order: everything
+// in memory is older than everything spooled), else the spool. `force` takes
+// the record past either cap.
+bool AuditLog::enqueue(Sink& sink, std::string_view record, bool force) {
+  const bool spooling = sink.spool && !sink.spool->empty();
+  if (!spooling && (force || sink.pending() + record.size() <= options_.max_buffer_bytes)) {
+    append(sink, record);
+    return true;
+  }
+  if (sink.spool && (force || sink.spool->fits(record.size()))) {
+    if (sink.spool->push(record)) return true;
+    if (force && !spooling) {
+      append(sink, record);
+      return true;
+    }
+  }
+  return false;
 }
 
 bool AuditLog::shouldWriteNow(const Sink& sink, int64_t now_ns, size_t incoming) const {
@@ -214,18 +276,22 @@ bool AuditLog::shouldWriteNow(const Sink& sink, int64_t now_ns, size_t incoming)
              std::chrono::duration_cast<std::chrono::nanoseconds>(options_.write_coalesce).count();
 }
 
-void AuditLog::append(Sink& sink, std::string_view line) {
-  if (sink.off > 0 && sink.off >= sink.buf.size() / 2) {
-    sink.buf.erase(0, sink.off);
-    sink.off = 0;
+void AuditLog::append(Sink& sink, std::string_view record) {
+  // Compact from the start of the replay window (everything before it is
+  // gone for good); amortized, and no allocation once the capacity is there.
+  if (sink.kept_off > 0 && sink.kept_off >= sink.buf.size() / 2) {
+    sink.buf.erase(0, sink.kept_off);
+    sink.off -= sink.kept_off;
+    sink.kept_off = 0;
   }
-  if (sink.line_first > 0 && sink.line_first >= sink.line_lens.size() / 2) {
+  if (sink.kept_first > 0 && sink.kept_first >= sink.line_lens.size() / 2) {
     sink.line_lens.erase(sink.line_lens.begin(),
-                         sink.line_lens.begin() + std::ptrdiff_t(sink.line_first));
-    sink.line_first = 0;
+                         sink.line_lens.begin() + std::ptrdiff_t(sink.kept_first));
+    sink.line_first -= sink.kept_first;
+    sink.kept_first = 0;
   }
-  sink.buf.append(line);
-  sink.line_lens.push_back(uint32_t(line.size()));
+  sink.buf.append(record);
+  sink.line_lens.push_back(uint32_t(record.size()));
 }
 
 void AuditLog::drop(Sink& sink, uint64_t seq) {
@@ -238,74 +304,114 @@ void AuditLog::drop(Sink& sink, uint64_t seq) {
 
 void AuditLog::maybeReportDrops(Sink& sink, timespec now, bool force) {
   if (sink.lost_count == 0 || sink.failed) return;
-  std::string line = encodeDroppedAs(options_.format, session_, now, sink.lost_count, sink.lost_first, sink.lost_last,
-                                   sink.lost_total);
+  std::string line = encodeDroppedAs(options_.format, session_, now, sink.lost_count,
+                                     sink.lost_first, sink.lost_last, sink.lost_total);
   line += '\n';
-  if (!force && sink.pending() + line.size() > options_.max_buffer_bytes) return;
-  append(sink, line);
+  const std::string_view record = frame(sink, nullptr, 0, now, line);
+  if (!enqueue(sink, record, force)) return;
   sink.lost_count = 0;
 }
 
 void AuditLog::writeSome(Sink& sink, int64_t now_ns) {
   sink.last_write_ns = now_ns;
+  audit::Transport& t = *sink.transport;
   while (!sink.failed && sink.pending() > 0) {
     const char* data = sink.buf.data() + sink.off;
-    const size_t len = sink.pending();
-    ssize_t n;
-    switch (sink.mode) {
-      case WriteMode::kSocket:
-        n = ::send(sink.fd.get(), data, len, MSG_DONTWAIT | MSG_NOSIGNAL);
-        break;
-      case WriteMode::kFile:
-        n = ::write(sink.fd.get(), data, len);
-        break;
-      default:
-        n = writeNoSigpipe(sink.fd.get(), data, len);
-        break;
-    }
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      if (errno == EAGAIN || errno == EWOULDBLOCK) {
-        sink.want_writable = true;
-        return;
+    // A datagram carries exactly one record.
+    const size_t len = t.datagram() ? sink.line_lens[sink.line_first] : sink.pending();
+    auto written = t.write(data, len);
+    if (!written) {
+      if (t.recoverable()) {
+        t.down(written.error(), monotonicNs());
+        rewind(sink);
+      } else {
+        failSink(sink, written.error());
       }
-      failSink(sink, errnoError("write audit sink " + sink.name));
       return;
     }
-    if (n == 0) {  // no progress and no error: treat as "try later"
+    const size_t n = *written;
+    if (n == 0) {  // no progress and no error: try when writable, or later
       sink.want_writable = true;
       return;
     }
-    sink.off += size_t(n);
-    sink.head += size_t(n);
+    sink.off += n;
+    sink.head += n;
     while (sink.line_first < sink.line_lens.size() &&
            sink.head >= sink.line_lens[sink.line_first]) {
       sink.head -= sink.line_lens[sink.line_first++];
     }
   }
-  if (sink.pending() == 0) {
-    sink.buf.clear();
-    sink.off = 0;
-    sink.line_lens.clear();
-    sink.line_first = 0;
-    sink.want_writable = false;
+  // Trim the replay window to its size, whole records at a time.
+  const size_t keep = t.replayBytes();
+  while (sink.kept_first < sink.line_first &&
+         (sink.off - sink.head) - sink.kept_off > keep) {
+    sink.kept_off += sink.line_lens[sink.kept_first++];
   }
+  if (sink.pending() == 0) {
+    sink.want_writable = false;
+    if (sink.kept_first == sink.line_first) {
+      sink.buf.clear();
+      sink.off = sink.kept_off = 0;
+      sink.line_lens.clear();
+      sink.line_first = sink.kept_first = 0;
+      sink.head = 0;
+    }
+  }
+}
+
+// The connection broke: whatever the peer may not have (the replay window
+// and the partly sent record) goes again, from a record boundary.
+void AuditLog::rewind(Sink& sink) {
+  sink.off = sink.kept_off;
+  sink.line_first = sink.kept_first;
+  sink.head = 0;
+  sink.want_writable = false;
+}
+
+// Moves spooled records back into memory while memory has room.
+void AuditLog::refill(Sink& sink) {
+  if (!sink.spool || sink.spool->empty()) return;
+  const size_t half = options_.max_buffer_bytes / 2;
+  if (sink.pending() >= half) return;
+  if (auto st = sink.spool->popInto(half - sink.pending(), sink.buf, sink.line_lens); !st)
+    failSink(sink, st.error());
 }
 
 void AuditLog::failSink(Sink& sink, Error error) {
   // Everything still queued for this sink is lost; a broken sink gets no
   // dropped record (nobody would read it), the counters show the loss.
-  const uint64_t lost = sink.line_lens.size() - sink.line_first;
+  uint64_t lost = sink.unsentRecords();
+  if (sink.spool) lost += sink.spool->records();
   sink.lost_total += lost;
   counters_.dropped += lost;
   sink.failed = true;
   sink.error = std::move(error);
   sink.buf.clear();
-  sink.off = 0;
+  sink.off = sink.kept_off = 0;
   sink.line_lens.clear();
-  sink.line_first = 0;
+  sink.line_first = sink.kept_first = 0;
   sink.head = 0;
   sink.want_writable = false;
+  sink.spool.reset();
+}
+
+void AuditLog::flushSink(Sink& sink, timespec now, bool eager) {
+  if (sink.failed) return;
+  if (!sink.transport->up(monotonicNs(), eager)) return;
+  if (sink.connection != sink.transport->connection()) {
+    sink.connection = sink.transport->connection();
+    rewind(sink);  // a new connection: resend what the last one may have lost
+  }
+  for (int round = 0; round < 64; ++round) {
+    refill(sink);
+    writeSome(sink, toNs(now));
+    if (sink.lost_count && !sink.failed) {
+      maybeReportDrops(sink, now, /*force=*/false);
+      writeSome(sink, toNs(now));
+    }
+    // Go on while the spool has more and the receiver keeps taking it.
+    if (sink.failed || sink.want_writable || !sink.spool || sink.spool->empty()) break;
+  }
 }
 
 bool AuditLog::flush() {
@@ -313,13 +419,9 @@ bool AuditLog::flush() {
   bool done = true;
   const timespec now = realtimeNow();
   for (auto& sink : sinks_) {
-    if (sink.failed) continue;
-    writeSome(sink, toNs(now));
-    if (sink.lost_count) {
-      maybeReportDrops(sink, now, /*force=*/false);
-      writeSome(sink, toNs(now));
-    }
-    if (sink.pending() || sink.lost_count) done = false;
+    flushSink(sink, now, /*eager=*/false);
+    if (!sink.failed && (sink.pending() || sink.lost_count || (sink.spool && !sink.spool->empty())))
+      done = false;
   }
   return done;
 }
@@ -328,31 +430,49 @@ std::vector<int> AuditLog::pendingFds() const {
   std::lock_guard lock(mu_);
   std::vector<int> fds;
   for (const auto& sink : sinks_) {
-    if (!sink.failed && sink.pending() && sink.want_writable) fds.push_back(sink.fd.get());
+    const int fd = sink.transport->pollFd();
+    if (!sink.failed && sink.pending() && sink.want_writable && fd >= 0) fds.push_back(fd);
   }
   return fds;
 }
 
+Status AuditLog::reopen() {
+  std::lock_guard lock(mu_);
+  Status first;
+  for (auto& sink : sinks_) {
+    if (sink.failed) continue;
+    if (auto st = sink.transport->reopen(); !st && first) first = st;
+  }
+  return first;
+}
+
 void AuditLog::drainBlocking(Sink& sink, std::chrono::steady_clock::time_point deadline) {
   for (;;) {
-    writeSome(sink, toNs(realtimeNow()));
+    const timespec now = realtimeNow();
+    flushSink(sink, now, /*eager=*/true);
     if (sink.failed) return;
-    if (sink.pending() == 0) {
+    const bool spooled = sink.spool && !sink.spool->empty();
+    if (sink.pending() == 0 && !spooled) {
       if (sink.lost_count == 0) return;
-      maybeReportDrops(sink, realtimeNow(), /*force=*/true);
-      continue;
+      if (sink.transport->up(monotonicNs(), true)) {
+        maybeReportDrops(sink, now, /*force=*/true);
+        continue;
+      }
     }
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
         deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) {
-      // The reader is stuck: give up on what is queued, but count it.
-      failSink(sink, Error{ETIMEDOUT, "audit sink " + sink.name + " did not drain"});
+      // The reader is stuck or gone: give up on what is queued, but count it.
+      failSink(sink, Error{ETIMEDOUT, "audit sink " + sink.transport->name() + " did not drain"});
       return;
     }
-    pollfd pfd{sink.fd.get(), POLLOUT, 0};
-    int r = ::poll(&pfd, 1, int(left.count()));
+    // Wait for the socket (connect, handshake, room to write), or a retry tick.
+    const int fd = sink.transport->pollFd();
+    pollfd pfd{fd, sink.transport->pollEvents(), 0};
+    const int wait_ms = int(std::min<int64_t>(left.count(), 50));
+    int r = fd >= 0 ? ::poll(&pfd, 1, wait_ms) : ::poll(nullptr, 0, wait_ms);
     if (r < 0 && errno != EINTR) {
-      failSink(sink, errnoError("poll audit sink " + sink.name));
+      failSink(sink, errnoError("poll audit sink " + sink.transport->name()));
       return;
     }
   }
