@@ -5,7 +5,10 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstring>
+
+#include "tracer/probe.h"
 
 namespace sv::supervisor {
 
@@ -67,7 +70,18 @@ const ProcessRecord* ProcessTable::find(pid_t pid, uint64_t start_time) const {
 }
 
 ProcessEvents::ProcessEvents(AuditLog& audit, ProcessEventsOptions options)
-    : audit_(audit), options_(std::move(options)) {}
+    : audit_(audit), options_(std::move(options)) {
+  if (options_.supervisor_exe.empty()) {
+    char buf[4096];
+    const ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf);
+    if (n > 0) options_.supervisor_exe.assign(buf, size_t(n));
+  }
+}
+
+void ProcessEvents::watch(Supervision& loop, tracer::ProcTracker& tracker) {
+  loop.watchReadable(tracker.eventFd(), [this, &tracker] { drain(tracker); });
+  loop.atStop([this, &tracker] { drain(tracker); });
+}
 
 void ProcessEvents::drain(tracer::ProcTracker& tracker) noexcept {
   try {
@@ -167,6 +181,63 @@ void ProcessEvents::emitExec(const ProcEvent& e) {
     ssize_t unused = ::write(STDERR_FILENO, line.data(), line.size());
     (void)unused;
   }
+}
+
+namespace {
+
+// Exec rules a racing thread could get around without the re-check (the
+// presets' defaults are Landlock's EXECUTE roots, which hold on their own).
+bool hasExecRules(const policy::Policy& policy) {
+  auto any = [](const policy::ExecRules& r) {
+    return !r.allow.empty() || !r.deny.empty() || !r.switches.empty();
+  };
+  if (any(policy.exec)) return true;
+  for (const auto& [_, profile] : policy.profiles)
+    if (any(profile.exec)) return true;
+  return false;
+}
+
+}  // namespace
+
+ProcTrackerLoad::ProcTrackerLoad(const policy::Policy& policy,
+                                 const policy::CompiledPolicy& compiled, int cgroup_fd) {
+  const bool fail_closed = policy.fallback != policy::Fallback::UnsafeHostProcess;
+  tracer::ProcTrackerOptions options;
+  // Every exec is approved by the notify handler only when execs are
+  // notified; otherwise the re-check would kill them all.
+  options.recheck = fail_closed && compiled.seccomp.notify_exec;
+  options.audit_only = policy.mode == policy::Mode::Audit;
+  required_ = options.recheck && hasExecRules(policy);
+  if (cgroup_fd < 0) {
+    error_ = "unavailable (needs a session cgroup)";
+    return;
+  }
+  if (tracer::testDisabled("bpf")) {
+    error_ = tracer::kDisabledByTest;
+    return;
+  }
+  thread_ = std::thread([this, cgroup_fd, options] {
+    const auto start = std::chrono::steady_clock::now();
+    auto loaded = tracer::ProcTracker::load(cgroup_fd, options);
+    load_ms_ = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+                   .count();
+    if (loaded)
+      tracker_.emplace(std::move(*loaded));
+    else
+      error_ = loaded.error().message();
+  });
+}
+
+ProcTrackerLoad::~ProcTrackerLoad() {
+  if (thread_.joinable()) thread_.join();
+}
+
+bool ProcTrackerLoad::finish(const std::function<void(const std::string&)>& say) {
+  if (thread_.joinable()) thread_.join();
+  if (tracker_ || !required_) return true;
+  say("cannot enforce the policy: in-kernel exec re-check (BPF raw tracepoint "
+      "sched_process_exec), needed for exec rules to hold against a racing thread: " + error_);
+  return false;
 }
 
 }  // namespace sv::supervisor

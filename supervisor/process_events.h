@@ -16,14 +16,19 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <string>
+#include <thread>
 #include <unordered_map>
 #include <vector>
 
+#include "policy/compile.h"
 #include "policy/model.h"
 #include "supervisor/audit_log.h"
 #include "supervisor/process_info.h"
+#include "supervisor/supervision.h"
 #include "tracer/proc_tracker.h"
 
 namespace sv::supervisor {
@@ -73,6 +78,9 @@ class ProcessEvents {
  public:
   ProcessEvents(AuditLog& audit, ProcessEventsOptions options);
 
+  // Drains `tracker` on the loop whenever it has events, and once at the end.
+  void watch(Supervision& loop, tracer::ProcTracker& tracker);
+
   // One tracker event: updates the table, emits what it warrants. Never throws.
   void onEvent(const tracer::ProcEvent& event) noexcept;
   // Drains `tracker` (for the loop's readable callback and the final drain).
@@ -91,6 +99,38 @@ class ProcessEvents {
   ProcessEventsOptions options_;
   ProcessTable table_;
   uint64_t kills_ = 0;
+};
+
+// The session's tracker, loaded on a thread of its own while the rest of
+// the set-up runs (scanning the kernel BTF, loading and attaching cost a few
+// ms). finish() joins it; the session calls it before launching the command,
+// so the programs are attached before the tree's first exec.
+class ProcTrackerLoad {
+ public:
+  // Starts loading unless there is no cgroup (cgroup_fd < 0) or tests
+  // disabled "bpf". The exec re-check is on when every exec of the tree is
+  // sent to the notify handler (fail-closed sessions with exec notification).
+  ProcTrackerLoad(const policy::Policy& policy, const policy::CompiledPolicy& compiled,
+                  int cgroup_fd);
+  ~ProcTrackerLoad();
+  ProcTrackerLoad(const ProcTrackerLoad&) = delete;
+  ProcTrackerLoad& operator=(const ProcTrackerLoad&) = delete;
+
+  // Waits for the load. false when the policy needs the re-check (it has
+  // exec rules) and it could not be loaded: the session must not run;
+  // `say` was told why.
+  bool finish(const std::function<void(const std::string&)>& say);
+  tracer::ProcTracker* tracker() { return tracker_ ? &*tracker_ : nullptr; }
+  // The tracker when it re-checks execs (for NotifyOptions::exec_recheck).
+  tracer::ProcTracker* recheck() { return tracker_ && tracker_->recheck() ? &*tracker_ : nullptr; }
+  double loadMs() const { return load_ms_; }
+
+ private:
+  bool required_ = false;
+  std::thread thread_;
+  std::optional<tracer::ProcTracker> tracker_;
+  std::string error_;
+  double load_ms_ = 0;
 };
 
 }  // namespace sv::supervisor

@@ -19,6 +19,7 @@
 #include "supervisor/net_events.h"
 #include "supervisor/notify_handler.h"
 #include "supervisor/notify_thread.h"
+#include "supervisor/process_events.h"
 #include "supervisor/supervision.h"
 #include "supervisor/watchdog.h"
 #include "tracer/capabilities.h"
@@ -170,6 +171,9 @@ int runSession(const SessionOptions& options) {
     net_error = tracer::kDisabledByTest;
   }
 
+  // Process tracking and the exec re-check load meanwhile (process_events.h).
+  ProcTrackerLoad proc(policy, compiled, cgroup ? cgroup->dirFd() : -1);
+
   // Fail closed: every mechanism the policy relies on, or nothing runs.
   bool missing = false;
   for (const auto& r : requirements(policy, host, cgroup.has_value(), cgroup_error, net.has_value(),
@@ -269,8 +273,10 @@ int runSession(const SessionOptions& options) {
   spec.keep_capabilities = *keep;
   spec.child_sigmask = old_mask;
 
+  if (!proc.finish(say)) return kExitSupervisorError;  // attached before the first exec
   std::vector<std::string> backends;
-  for (const char* b : {filter ? "seccomp" : "", ruleset ? "landlock" : "", net ? "cgroup-bpf" : ""})
+  for (const char* b : {filter ? "seccomp" : "", ruleset ? "landlock" : "", net ? "cgroup-bpf" : "",
+                        proc.tracker() ? "bpf-proc" : ""})
     if (*b) backends.emplace_back(b);
   AuditEvent start =
       sessionStartEvent(options.command, effectivePolicyJson(policy), std::move(backends));
@@ -317,6 +323,7 @@ int runSession(const SessionOptions& options) {
     notify_options.workspace = policy.workspace;
     notify_options.root_pid = launched->pid;
     if (cgroup) notify_options.session_cgroup = cgroup_name;
+    notify_options.exec_recheck = proc.recheck();
     handler.emplace(engine, *listener, audit, notify_options);
     auto started = NotifyThread::start(*handler, listener->fd());
     if (!started) {
@@ -332,6 +339,12 @@ int runSession(const SessionOptions& options) {
     net_events.emplace(*net, audit, processes, policy.mode == policy::Mode::Audit, options.quiet);
     supervision.watchReadable(net->eventFd(), [&] { net_events->drain(); });
     supervision.atStop([&] { net_events->drain(); });
+  }
+  std::optional<ProcessEvents> proc_events;
+  if (proc.tracker()) {
+    proc_events.emplace(audit, ProcessEventsOptions{policy.mode == policy::Mode::Audit, options.quiet,
+                                                    policy.audit.level != policy::AuditLevel::Deny});
+    proc_events->watch(supervision, *proc.tracker());
   }
   supervision.addTimer(50, [&] { audit.flush(); });
   supervision.watchChild(launched->pid, launched->pidfd.get());

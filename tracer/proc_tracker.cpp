@@ -35,6 +35,7 @@ static_assert(sizeof(sv_proc_event) == 48 + 16 + SV_PROC_COMM_LEN + SV_PROC_FILE
               "event ABI");
 static_assert(sizeof(sv_proc_approval) == 8 + 16 * SV_PROC_MAX_APPROVED, "approval ABI");
 static_assert(sizeof(sv_proc_layout) == 56, "layout ABI");
+static_assert(kMaxExecFiles == SV_PROC_MAX_APPROVED, "approval size");
 
 // ---- BTF scan ---------------------------------------------------------------
 // The few structs we need out of ~130k types: one pass indexes every type's

@@ -36,6 +36,10 @@ struct ExecFileId {
   bool operator==(const ExecFileId&) const = default;
 };
 
+// Files one exec approval can name: the binary and its #! interpreter chain
+// (the kernel nests scripts at most 4 deep).
+inline constexpr size_t kMaxExecFiles = 6;
+
 // The kernel identity of the file open at `fd` (an O_PATH fd will do):
 // i_ino from /proc/self/fdinfo (exact, where stat may remap it, e.g.
 // overlayfs) and s_dev from the mount's major:minor in /proc/self/mountinfo
