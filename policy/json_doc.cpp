@@ -80,6 +80,7 @@ class PositionSax {
   }
 
   bool duplicate() const { return dup_error_; }
+  bool tooDeep() const { return too_deep_; }
   TextPos dupPos() const { return dup_pos_; }
   const std::string& dupKey() const { return dup_key_; }
   size_t errOffset() const { return err_offset_; }
@@ -160,6 +161,13 @@ class PositionSax {
 
   bool open(json v) {
     size_t start = nextToken();
+    if (stack_.size() >= kMaxJsonDepth) {
+      // Each level's pointer names all its ancestors: unbounded nesting
+      // would cost memory quadratic in the depth (and no policy needs it).
+      too_deep_ = true;
+      dup_pos_ = lines_.at(start);
+      return false;
+    }
     NodePos np;
     std::string ptr = childPointer(&np.key);
     np.value = lines_.at(start);
@@ -181,7 +189,8 @@ class PositionSax {
   std::vector<Frame> stack_;
   TextPos pending_key_pos_;
   bool dup_error_ = false;
-  TextPos dup_pos_;
+  bool too_deep_ = false;
+  TextPos dup_pos_;  // where the duplicate key or the too-deep value starts
   std::string dup_key_;
   size_t err_offset_ = 0;
   std::string err_message_;
@@ -228,6 +237,8 @@ bool parseJsonDoc(std::string_view text, JsonDoc* out, JsonParseError* error) {
   if (error) {
     if (sax.duplicate()) {
       *error = {sax.dupPos(), "duplicate key \"" + sax.dupKey() + "\""};
+    } else if (sax.tooDeep()) {
+      *error = {sax.dupPos(), "nested deeper than " + std::to_string(kMaxJsonDepth) + " levels"};
     } else {
       // nlohmann reports how far it read; point at the start of the token it
       // choked on instead (skip back over whitespace, then over a bare word).

@@ -38,8 +38,11 @@ struct JsonParseError {
   std::string message;
 };
 
-// Parses `text`. On a syntax error (or a duplicate key) returns false and sets
-// *error; never throws.
+// Objects and arrays nested deeper than this are an error (a policy needs 4).
+inline constexpr size_t kMaxJsonDepth = 64;
+
+// Parses `text`. On a syntax error (or a duplicate key, or nesting deeper
+// than kMaxJsonDepth) returns false and sets *error; never throws.
 bool parseJsonDoc(std::string_view text, JsonDoc* out, JsonParseError* error);
 
 // Appends `token` to `pointer` with RFC 6901 escaping (`~` → `~0`, `/` → `~1`).

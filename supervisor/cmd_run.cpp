@@ -1,5 +1,10 @@
 // The default command: `supervise [options] -- command [args...]`.
+#include <sys/stat.h>
+
 #include <CLI/CLI.hpp>
+#include <cerrno>
+#include <climits>
+#include <cstring>
 
 #include "supervisor/commands.h"
 #include "supervisor/doctor.h"
@@ -21,6 +26,7 @@ void registerRun(CLI::App& app, CommandContext& ctx) {
                  "append JSON audit events to FILE (repeatable)")
       ->allow_extra_args(false);
   app.add_option("--audit-fd", args->session.audit_fds, "write JSON audit events to open fd N")
+      ->check(CLI::Range(3, INT_MAX).description("an fd above 2 (0-2 are the command's stdio)"))
       ->allow_extra_args(false);
   app.add_flag("--audit-stdout", args->session.audit_stdout,
                "write audit events to stdout (mixes with the command's output)");
@@ -50,6 +56,17 @@ void registerRun(CLI::App& app, CommandContext& ctx) {
     // /etc, preset) exactly as `supervise status` reports it.
     auto loaded = loadEffectivePolicyOrReport(args->policy, "");
     if (!loaded) {
+      ctx.exit_code = kExitPolicyError;
+      return;
+    }
+    // Every relative rule hangs off the workspace: one that is not a
+    // directory is a mistake to report, not a policy to half-apply.
+    struct stat st;
+    const std::string& ws = loaded->policy->workspace;
+    const bool found = ::stat(ws.c_str(), &st) == 0;
+    if (!found || !S_ISDIR(st.st_mode)) {
+      std::fprintf(stderr, "supervise: workspace %s: %s\n", ws.c_str(),
+                   found ? "not a directory" : std::strerror(errno));
       ctx.exit_code = kExitPolicyError;
       return;
     }

@@ -1,14 +1,14 @@
 // PolicyArgs and loadPolicy() (see policy_args.h).
 #include "supervisor/policy_args.h"
 
+#include <fcntl.h>
 #include <pwd.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <cerrno>
-#include <fstream>
-#include <sstream>
 
+#include "common/unique_fd.h"
 #include "policy/path.h"
 
 extern char** environ;
@@ -27,12 +27,22 @@ void PolicyArgs::addTo(CLI::App& app) {
 }
 
 Result<std::string> readTextFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return errnoError("read policy file " + path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) return errnoError("read policy file " + path);
-  return ss.str();
+  // O_NONBLOCK: a FIFO named as the policy must not hang the start.
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
+  if (!fd) return errnoError("read policy file " + path);
+  std::string text;
+  char buf[16384];
+  for (;;) {
+    const ssize_t n = ::read(fd.get(), buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return errnoError("read policy file " + path);
+    if (n == 0) break;
+    if (text.size() + size_t(n) > kMaxPolicyFileBytes)
+      return Error{EFBIG, "read policy file " + path + ": larger than " +
+                              std::to_string(kMaxPolicyFileBytes >> 20) + " MiB"};
+    text.append(buf, size_t(n));
+  }
+  return text;
 }
 
 std::map<std::string, std::string> superviseEnv() {

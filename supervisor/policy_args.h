@@ -30,7 +30,11 @@ struct PolicyArgs {
   void addTo(CLI::App& app);
 };
 
-// Reads a whole file. Error carries errno and "read policy file <path>".
+// Policies are a few KiB; a bigger file is a mistake (or /dev/zero).
+inline constexpr size_t kMaxPolicyFileBytes = 1u << 20;
+
+// Reads a whole file of at most kMaxPolicyFileBytes. Error carries errno
+// (EFBIG beyond the limit) and "read policy file <path>".
 Result<std::string> readTextFile(const std::string& path);
 
 // The SUPERVISE_* variables of this process's environment.

@@ -98,6 +98,15 @@ void lowerOwnCapabilities(uint64_t keep) {
 // tearing down the session cgroup (cgroupfs refuses rmdir without them here).
 void restoreOwnCapabilities() { setOwnEffectiveCapabilities(~0ULL); }
 
+// Ends the audit trail. A sink that broke (disk full, receiver gone for
+// good) cannot carry the report of its own loss: stderr does.
+void finishAudit(AuditLog& audit, const ExitStatus& exit) {
+  audit.finish(exit);
+  for (const Error& e : audit.sinkErrors()) say("audit: " + e.message());
+  if (const uint64_t lost = audit.counters().dropped)
+    say("audit: " + std::to_string(lost) + " audit record(s) lost");
+}
+
 std::string envOr(const char* name, const char* fallback) {
   const char* v = std::getenv(name);
   return v ? v : fallback;
@@ -286,7 +295,7 @@ int runSession(const SessionOptions& options) {
   ruleset.reset();
   if (!launched) {
     say("cannot start " + options.command[0] + ": " + launched.error().message());
-    audit.finish(ExitStatus{kExitSupervisorError, 0, false});
+    finishAudit(audit, ExitStatus{kExitSupervisorError, 0, false});
     return kExitSupervisorError;
   }
   lowerOwnCapabilities(*keep);
@@ -312,7 +321,7 @@ int runSession(const SessionOptions& options) {
       say("cannot enforce the policy: seccomp user-notify: ADDFD with SEND unsupported "
           "(kernel < 5.14?); the command was stopped before its first decision");
       if (cgroup) (void)cgroup->kill();
-      audit.finish(ExitStatus{kExitSupervisorError, 0, false});
+      finishAudit(audit, ExitStatus{kExitSupervisorError, 0, false});
       return kExitSupervisorError;
     }
     (void)listener->enableSyncWakeUp();  // optional: a latency win where the kernel has it
@@ -329,7 +338,7 @@ int runSession(const SessionOptions& options) {
     if (!started) {
       say("notify thread: " + started.error().message());
       if (cgroup) (void)cgroup->kill();
-      audit.finish(ExitStatus{kExitSupervisorError, 0, false});
+      finishAudit(audit, ExitStatus{kExitSupervisorError, 0, false});
       return kExitSupervisorError;
     }
     notify_thread = std::move(*started);
@@ -368,7 +377,7 @@ int runSession(const SessionOptions& options) {
       status = ExitStatus{-1, exited->si_status, exited->si_code == CLD_DUMPED};
     }
   }
-  audit.finish(status);
+  finishAudit(audit, status);
   return code;
 }
 
