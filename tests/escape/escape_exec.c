@@ -12,13 +12,16 @@
  *
  *   escape_exec race ALLOWED DENIED ROUNDS
  *
- * races the execve path pointer between two names of equal length.
+ * races the execve path pointer between two names of equal length and
+ * counts how each round ended (ran the allowed binary, refused, killed by
+ * the in-kernel exec re-check).
  * Exit 0: every route failed; 66: one ran; 2: setup failed.
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <libgen.h>
 #include <pthread.h>
+#include <signal.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -101,6 +104,7 @@ static int execRace(const char* allowed, const char* denied, int rounds) {
   }
   g_race_names[0] = allowed;
   g_race_names[1] = denied;
+  int ran = 0, refused = 0, killed = 0, other = 0;
   for (int i = 0; i < rounds; i++) {
     fflush(stdout);
     pid_t pid = fork();
@@ -112,10 +116,22 @@ static int execRace(const char* allowed, const char* denied, int rounds) {
       execve(g_race_path, kArgv, environ);
       _exit(1);
     }
-    waitpid(pid, NULL, 0);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    /* The allowed binary exits 0; a refused execve 1; a swapped-in binary
+     * the in-kernel re-check caught dies of SIGKILL before it runs. */
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+      ran++;
+    else if (WIFEXITED(status) && WEXITSTATUS(status) == 1)
+      refused++;
+    else if (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL)
+      killed++;
+    else
+      other++;
   }
   /* A denied binary that ran printed RAN-DENIED itself. */
-  printf("race rounds=%d done\n", rounds);
+  printf("race rounds=%d done ran=%d refused=%d killed=%d other=%d\n", rounds, ran, refused,
+         killed, other);
   return finish();
 }
 

@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -37,6 +38,8 @@
 #include <string>
 #include <thread>
 #include <vector>
+
+#include "tracer/net_filter.h"
 
 extern char** environ;
 
@@ -403,20 +406,30 @@ TEST_F(EscapeTest, ExecDenyGlobByEveryRoute) {
 }
 
 // A thread flips execve's path between an allowed and an exec.deny'd name
-// after the supervisor read it: the kernel re-reads it on CONTINUE.
+// after the supervisor read it: the kernel re-reads it on CONTINUE. The
+// in-kernel re-check at sched_process_exec must SIGKILL every round where the
+// kernel exec'd the swapped-in name, before it prints a byte.
 TEST_F(EscapeTest, ExecPathRaceAgainstExecDeny) {
   fs::copy_file("/bin/true", ws_ + "/tool-allowd");
   fs::copy_file("/bin/echo", ws_ + "/tool-denied");
   std::ofstream(root_ + "/policy.json")
       << R"({"version": 1, "exec": {"deny": [{"path": "./tool-denied", "id": "no-tool"}]}})";
+  constexpr int kRounds = 1000;
   Outcome o = supervise({"--quiet", "--policy", root_ + "/policy.json"},
-                        {prog("escape_exec"), "race", "./tool-allowd", "./tool-denied", "300"});
-  ASSERT_NE(o.out.find("race rounds=300 done"), std::string::npos) << o.describe();
+                        {prog("escape_exec"), "race", "./tool-allowd", "./tool-denied",
+                         std::to_string(kRounds)});
+  ASSERT_NE(o.out.find("race rounds=" + std::to_string(kRounds) + " done"), std::string::npos)
+      << o.describe();
   EXPECT_GE(o.denials("exec", "no-tool"), 1) << "the race never hit the denied name";
-  if (o.out.find("RAN-DENIED") != std::string::npos)
-    GTEST_SKIP() << "known escape: execve path race inside an executable root (documented gap, "
-                    "docs/enforcement.md \"exec\"): the denied binary ran";
+  EXPECT_EQ(o.out.find("RAN-DENIED"), std::string::npos) << o.describe();
   EXPECT_EQ(o.status, kBlocked) << o.describe();
+  // Every round the kernel lost is a kill event from the re-check; how many
+  // there are depends on scheduling, so it is reported, not required.
+  int killed = 0;
+  std::sscanf(o.out.c_str() + o.out.find("killed="), "killed=%d", &killed);
+  EXPECT_EQ(o.denials("exec", "exec-recheck"), killed) << o.describe();
+  RecordProperty("rounds_killed_by_recheck", killed);
+  std::printf("exec race: %s", o.out.substr(o.out.find("race rounds=")).c_str());
 }
 
 // ---------------------------------------------------------------------------
@@ -629,7 +642,9 @@ TEST_F(EscapeTest, AbstractUnixSocketOutsideTheSession) {
 }
 
 // Pathname unix sockets in a readable root (/run holds the host's service
-// sockets: dbus, docker, systemd) that the policy never granted.
+// sockets: dbus, docker, systemd) that the policy never granted: the cgroup
+// connect_unix program refuses a socket path outside the writable roots
+// (kernel 6.7+; docs/network.md).
 TEST_F(EscapeTest, PathnameUnixSocketOutsideTheSession) {
   const std::string path = "/run/sv-escape-" + std::to_string(::getpid()) + ".sock";
   UnixListener listener(path, /*abstract=*/false);
@@ -637,9 +652,36 @@ TEST_F(EscapeTest, PathnameUnixSocketOutsideTheSession) {
   Outcome o = supervise({}, {prog("escape_net"), "unix", path});
   ::unlink(path.c_str());
   bool got = listener.accepted();
+  std::string detail;
+  if (o.status == kEscaped && got && !tracer::probeCgroupUnixHooks(&detail))
+    GTEST_SKIP() << "known escape on this kernel: pathname unix sockets are judged by the "
+                    "cgroup connect_unix hook, which is missing: "
+                 << detail;
+  EXPECT_EQ(o.status, kBlocked) << o.describe();
+  EXPECT_FALSE(got);
+  bool audited = false;
+  for (const auto& e : o.audit)
+    if (e.value("category", "") == "network" && e.value("decision", "") == "deny" &&
+        e["network"].value("unix_path", "") == path)
+      audited = true;
+  EXPECT_TRUE(audited) << o.describe();
+}
+
+// The same socket through a symlink the tree could make in its workspace:
+// the hook judges the path string, not the file it resolves to, so this one
+// still gets through (a documented gap, docs/network.md and docs/escape.md).
+TEST_F(EscapeTest, PathnameUnixSocketThroughASymlinkInTheWorkspace) {
+  const std::string path = "/run/sv-escape-link-" + std::to_string(::getpid()) + ".sock";
+  UnixListener listener(path, /*abstract=*/false);
+  ASSERT_TRUE(listener.ok());
+  const std::string link = ws_ + "/service.sock";
+  ASSERT_EQ(::symlink(path.c_str(), link.c_str()), 0);
+  Outcome o = supervise({}, {prog("escape_net"), "unix", link});
+  ::unlink(path.c_str());
+  bool got = listener.accepted();
   if (o.status == kEscaped && got)
-    GTEST_SKIP() << "known escape: connect(2) to a pathname unix socket outside the writable "
-                    "roots is not mediated (cgroup unix_connect hook not used): "
+    GTEST_SKIP() << "known escape: a symlink inside a writable root to a unix socket outside "
+                    "is followed (the cgroup hook sees only the path string): "
                  << o.out;
   EXPECT_EQ(o.status, kBlocked) << o.describe();
   EXPECT_FALSE(got);
