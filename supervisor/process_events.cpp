@@ -212,7 +212,8 @@ ProcTrackerLoad::ProcTrackerLoad(const policy::Policy& policy,
     error_ = "unavailable (needs a session cgroup)";
     return;
   }
-  if (tracer::testDisabled("bpf")) {
+  // "bpf-proc" alone: tests (and start-up measurements) without the tracker.
+  if (tracer::testDisabled("bpf") || tracer::testDisabled("bpf-proc")) {
     error_ = tracer::kDisabledByTest;
     return;
   }

@@ -14,6 +14,8 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include <initializer_list>
+
 #include <algorithm>
 #include <cstdarg>
 #include <cstdio>
@@ -265,6 +267,57 @@ uint64_t sumPerCpu(int map_fd, uint32_t key) {
   return total;
 }
 
+// The bpffs mount point from /proc/self/mountinfo, "" if none.
+std::string bpffsMount() {
+  auto text = readAll("/proc/self/mountinfo");
+  if (!text) return "";
+  std::string_view rest = *text;
+  while (!rest.empty()) {
+    const size_t nl = rest.find('\n');
+    const std::string_view line = rest.substr(0, nl);
+    rest = nl == std::string_view::npos ? std::string_view() : rest.substr(nl + 1);
+    const size_t dash = line.find(" - bpf ");
+    if (dash == std::string_view::npos) continue;
+    // "id parent major:minor root mount-point ..."
+    size_t pos = 0;
+    for (int field = 0; field < 4 && pos != std::string_view::npos; ++field)
+      pos = line.find(' ', pos + 1);
+    if (pos == std::string_view::npos) continue;
+    const size_t end = line.find(' ', pos + 1);
+    return std::string(line.substr(pos + 1, end - pos - 1));
+  }
+  return "";
+}
+
+// Keeps each tracepoint we attach to from ever dropping to zero probes: a
+// no-op raw tracepoint program per tracepoint, its link pinned in bpffs and
+// shared by every session on the host. Why: attaching the first probe of a
+// tracepoint whose last probe went away within an RCU grace period waits
+// for that grace period (tracepoint_add_func, 1->0->1), and back-to-back
+// sessions hit exactly that: 8-16 ms per start-up here. With a keeper, a
+// session's attach and detach are 1->2 and 2->1, which never wait (the
+// keeper stays first). Best effort: without bpffs the session just waits.
+void ensureTracepointKeepers(std::initializer_list<const char*> tracepoints) {
+  const std::string mount = bpffsMount();
+  if (mount.empty()) return;
+  const std::string dir = mount + "/supervise";
+  if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) return;
+  for (const char* tp : tracepoints) {
+    const std::string pin = dir + "/keep-" + tp;
+    if (UniqueFd existing(bpf_obj_get(pin.c_str())); existing) continue;
+    // r0 = 0; exit
+    const bpf_insn insns[] = {
+        {.code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .src_reg = 0, .off = 0, .imm = 0},
+        {.code = BPF_JMP | BPF_EXIT, .dst_reg = 0, .src_reg = 0, .off = 0, .imm = 0},
+    };
+    UniqueFd prog(bpf_prog_load(BPF_PROG_TYPE_RAW_TRACEPOINT, "sv_keep", "GPL", insns, 2, nullptr));
+    if (!prog) return;
+    UniqueFd link(bpf_raw_tracepoint_open(tp, prog.get()));
+    // A concurrent session may pin first (EEXIST): ours then detaches on close.
+    if (link) (void)bpf_obj_pin(link.get(), pin.c_str());
+  }
+}
+
 }  // namespace
 
 Result<ExecFileId> execFileIdOf(int fd) {
@@ -452,6 +505,7 @@ Result<ProcTracker> ProcTracker::load(int cgroup_fd, const ProcTrackerOptions& o
   if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.sv_proc_cgroup), &zero, &cg, BPF_ANY) != 0)
     return errnoError("sv_proc_cgroup: set the session cgroup");
 
+  ensureTracepointKeepers({"sched_process_exit", "sched_process_fork", "sched_process_exec"});
   for (bpf_program* prog : {s->skel->progs.sched_process_exit, s->skel->progs.sched_process_fork,
                             s->skel->progs.sched_process_exec}) {
     errno = 0;
