@@ -30,6 +30,8 @@ struct {
  * dropped when the thread exits (a reused tid never inherits it). */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
+	/* Not preallocated: creating 8192 entries up front cost 0.7 ms per start. */
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(max_entries, 8192);
 	__type(key, __u32);
 	__type(value, struct sv_proc_approval);
