@@ -20,19 +20,27 @@ void NetEventAuditor::onEvent(const tracer::NetEvent& e) {
   const bool deny = e.decision == tracer::kNetDeny;
   AuditEvent ev;
   ev.category = "network";
-  ev.operation = e.op == tracer::kNetOpSendmsg      ? "sendmsg"
-                 : e.op == tracer::kNetOpSockCreate ? "socket"
-                                                    : "connect";
+  const bool unix_path = e.op == tracer::kNetOpUnixConnect || e.op == tracer::kNetOpUnixSendmsg;
+  ev.operation = e.op == tracer::kNetOpSendmsg || e.op == tracer::kNetOpUnixSendmsg ? "sendmsg"
+                 : e.op == tracer::kNetOpSockCreate                                ? "socket"
+                                                                                   : "connect";
   ev.decision = deny ? (audit_mode_ ? "would-deny" : "deny") : "allow";
   ev.enforced_by = "cgroup-bpf";
   ev.err = deny && !audit_mode_ ? EPERM : 0;
   ev.default_rule = e.rule_index == tracer::kNetRuleNone;
   ev.rule_id = ev.default_rule ? std::string(policy::kDefaultDenyConnect)
                                : net_.ruleIdAt(e.rule_index);
-  ev.network.family = e.family == AF_INET6 ? "inet6" : "inet";
-  ev.network.proto = e.protocol == IPPROTO_UDP ? "udp" : e.protocol == IPPROTO_TCP ? "tcp" : "";
-  ev.network.ip = policy::ipToString(e.addr);
-  ev.network.port = e.port;
+  if (unix_path) {
+    // A pathname unix socket is judged as a file: the writable roots decide.
+    ev.network.family = "unix";
+    ev.network.unix_path = e.unix_path;
+    if (ev.default_rule) ev.rule_id = "unix-socket-outside-writable-roots";
+  } else {
+    ev.network.family = e.family == AF_INET6 ? "inet6" : "inet";
+    ev.network.proto = e.protocol == IPPROTO_UDP ? "udp" : e.protocol == IPPROTO_TCP ? "tcp" : "";
+    ev.network.ip = policy::ipToString(e.addr);
+    ev.network.port = e.port;
+  }
   std::shared_ptr<const ProcessInfo> process;
   if (e.tgid) {
     process = processes_.lookup(static_cast<int>(e.tgid), static_cast<int>(e.pid));
@@ -40,9 +48,10 @@ void NetEventAuditor::onEvent(const tracer::NetEvent& e) {
   }
   audit_.emit(ev);
   if (deny && !quiet_ && e.op != tracer::kNetOpSockCreate) {
+    const std::string target =
+        unix_path ? "unix socket " + e.unix_path : ev.network.ip + ":" + std::to_string(e.port);
     const std::string line = std::string("supervise: ") + (audit_mode_ ? "would deny" : "denied") +
-                             " connect to " + ev.network.ip + ":" + std::to_string(e.port) +
-                             " (rule " + ev.rule_id + ")\n";
+                             " connect to " + target + " (rule " + ev.rule_id + ")\n";
     ssize_t unused = ::write(STDERR_FILENO, line.data(), line.size());
     (void)unused;
   }

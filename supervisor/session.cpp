@@ -16,6 +16,7 @@
 #include "supervisor/audit/policy_json.h"
 #include "supervisor/audit_log.h"
 #include "supervisor/launcher.h"
+#include "supervisor/dns_allow.h"
 #include "supervisor/net_events.h"
 #include "supervisor/notify_handler.h"
 #include "supervisor/notify_thread.h"
@@ -171,6 +172,8 @@ int runSession(const SessionOptions& options) {
     tracer::NetFilterOptions net_options;
     net_options.deny_events_only = policy.audit.level == policy::AuditLevel::Deny;
     net_options.audit_only = policy.mode == policy::Mode::Audit;  // would-deny, never block
+    addDnsProxyOptions(compiled.network, net_options);  // domain entries (dns_allow.h)
+    net_options.unix_paths = !tracer::testDisabled("bpf-unix");  // as on a kernel < 6.7
     auto loaded = tracer::NetFilter::load(compiled.network, cgroup->dirFd(), net_options);
     if (loaded)
       net.emplace(std::move(*loaded));
@@ -178,6 +181,17 @@ int runSession(const SessionOptions& options) {
       net_error = loaded.error().message();
   } else if (tracer::testDisabled("bpf")) {
     net_error = tracer::kDisabledByTest;
+  }
+  // Domain entries: the DNS proxy stands in for the resolvers before the tree runs.
+  std::unique_ptr<DnsAllow> dns;
+  if (net && !compiled.network.hosts.empty()) {
+    auto started = DnsAllow::start(*net, dnsAllowOptionsFor(compiled.network));
+    if (started) {
+      dns = std::move(*started);
+    } else {
+      net.reset();
+      net_error = "domain entries: " + started.error().message();
+    }
   }
 
   // Process tracking and the exec re-check load meanwhile (process_events.h).
@@ -205,8 +219,10 @@ int runSession(const SessionOptions& options) {
       say("note: network rules of profile '" + name +
           "' are not enforced per profile yet; its processes get the base network policy");
   }
-  if (!compiled.network.hosts.empty())
-    say("note: host names in network.allow are not resolved yet; only address entries apply");
+  if (dns && dns->resolverCount() == 0)
+    say("note: no nameserver in /etc/resolv.conf: host names in network.allow allow nothing");
+  if (net && !net->unixPathsEnforced())
+    say("note: pathname unix sockets are not judged here: " + net->unixPathsDetail());
 
   SessionInfo info;
   info.session_id = session_id;
@@ -349,6 +365,7 @@ int runSession(const SessionOptions& options) {
     supervision.watchReadable(net->eventFd(), [&] { net_events->drain(); });
     supervision.atStop([&] { net_events->drain(); });
   }
+  if (dns) dns->watch(supervision);
   std::optional<ProcessEvents> proc_events;
   if (proc.tracker()) {
     proc_events.emplace(audit, ProcessEventsOptions{policy.mode == policy::Mode::Audit, options.quiet,
