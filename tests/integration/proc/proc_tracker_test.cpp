@@ -127,6 +127,14 @@ class ProcTrackerTest : public testing::Test {
     return out;
   }
 
+  // The (last) exec event of process `tgid` among the pending events.
+  std::optional<ProcEvent> execOf(pid_t tgid) {
+    std::optional<ProcEvent> found;
+    for (auto& e : drain())
+      if (e.type == ProcEventType::Exec && e.tgid == tgid) found = std::move(e);
+    return found;
+  }
+
   std::optional<ScratchCgroup> cg_;
   std::optional<ProcTracker> tracker_;
   std::string skip_;
@@ -231,14 +239,10 @@ TEST_F(ProcTrackerTest, ApprovedBinaryRuns) {
   ASSERT_TRUE(t->approveExec(child.pid(), {&id, 1}).ok());
   child.go();
   EXPECT_EQ(child.wait(), 0);
-  bool seen = false;
-  for (const auto& e : drain())
-    if (e.type == ProcEventType::Exec && e.tgid == child.pid()) {
-      seen = true;
-      EXPECT_EQ(e.verdict, ExecVerdict::Approved);
-      EXPECT_FALSE(e.killed);
-    }
-  EXPECT_TRUE(seen);
+  auto exec = execOf(child.pid());
+  ASSERT_TRUE(exec);
+  EXPECT_EQ(exec->verdict, ExecVerdict::Approved);
+  EXPECT_FALSE(exec->killed);
 }
 
 TEST_F(ProcTrackerTest, UnapprovedExecIsKilled) {
@@ -246,14 +250,10 @@ TEST_F(ProcTrackerTest, UnapprovedExecIsKilled) {
   Child child(*cg_, [] { execOrDie("/bin/true", "x"); });
   child.go();
   EXPECT_TRUE(killedBySigkill(child.wait()));
-  bool seen = false;
-  for (const auto& e : drain())
-    if (e.type == ProcEventType::Exec && e.tgid == child.pid()) {
-      seen = true;
-      EXPECT_EQ(e.verdict, ExecVerdict::Unapproved);
-      EXPECT_TRUE(e.killed);
-    }
-  EXPECT_TRUE(seen);
+  auto exec = execOf(child.pid());
+  ASSERT_TRUE(exec);
+  EXPECT_EQ(exec->verdict, ExecVerdict::Unapproved);
+  EXPECT_TRUE(exec->killed);
   EXPECT_EQ(t->kills(), 1u);
 }
 
@@ -273,11 +273,9 @@ TEST_F(ProcTrackerTest, SwappedBinaryIsKilledBeforeItPrints) {
   char buf[16];
   EXPECT_EQ(::read(out[0], buf, sizeof buf), 0) << "the swapped-in binary printed";
   ::close(out[0]);
-  for (const auto& e : drain()) {
-    if (e.type == ProcEventType::Exec && e.tgid == child.pid()) {
-      EXPECT_EQ(e.verdict, ExecVerdict::Mismatch);
-    }
-  }
+  auto exec = execOf(child.pid());
+  ASSERT_TRUE(exec);
+  EXPECT_EQ(exec->verdict, ExecVerdict::Mismatch);
 }
 
 TEST_F(ProcTrackerTest, AuditOnlyReportsWithoutKilling) {
@@ -286,15 +284,11 @@ TEST_F(ProcTrackerTest, AuditOnlyReportsWithoutKilling) {
   Child child(*cg_, [] { execOrDie("/bin/true", "x"); });
   child.go();
   EXPECT_EQ(child.wait(), 0);
-  bool seen = false;
-  for (const auto& e : drain())
-    if (e.type == ProcEventType::Exec && e.tgid == child.pid()) {
-      seen = true;
-      EXPECT_EQ(e.verdict, ExecVerdict::Unapproved);
-      EXPECT_TRUE(e.audit_only);
-      EXPECT_FALSE(e.killed);
-    }
-  EXPECT_TRUE(seen);
+  auto exec = execOf(child.pid());
+  ASSERT_TRUE(exec);
+  EXPECT_EQ(exec->verdict, ExecVerdict::Unapproved);
+  EXPECT_TRUE(exec->audit_only);
+  EXPECT_FALSE(exec->killed);
 }
 
 // A #! script: bprm->file is the interpreter by the time the exec
@@ -346,14 +340,10 @@ TEST_F(ProcTrackerTest, NonLeaderThreadExecUsesCallingThreadsApproval) {
   ASSERT_TRUE(t->approveExec(tid, {&id, 1}).ok());
   (void)!::write(go_pipe[1], "g", 1);
   EXPECT_EQ(child.wait(), 0);
-  bool seen = false;
-  for (const auto& e : drain())
-    if (e.type == ProcEventType::Exec && e.tgid == child.pid()) {
-      seen = true;
-      EXPECT_EQ(e.old_pid, tid);
-      EXPECT_EQ(e.verdict, ExecVerdict::Approved);
-    }
-  EXPECT_TRUE(seen);
+  auto exec = execOf(child.pid());
+  ASSERT_TRUE(exec);
+  EXPECT_EQ(exec->old_pid, tid);
+  EXPECT_EQ(exec->verdict, ExecVerdict::Approved);
   for (int fd : {tid_pipe[0], tid_pipe[1], go_pipe[0], go_pipe[1]}) ::close(fd);
 }
 
