@@ -340,7 +340,8 @@ int runSession(const SessionOptions& options) {
       finishAudit(audit, ExitStatus{kExitSupervisorError, 0, false});
       return kExitSupervisorError;
     }
-    (void)listener->enableSyncWakeUp();  // optional: a latency win where the kernel has it
+    // Optional: a latency win where the kernel has it (off only to measure it, tools/bench).
+    if (!tracer::testDisabled("sync-wakeup")) (void)listener->enableSyncWakeUp();
     NotifyOptions notify_options;
     notify_options.audit_mode = policy.mode == policy::Mode::Audit;
     notify_options.quiet = options.quiet;
