@@ -109,11 +109,15 @@ Result<std::unique_ptr<LsmBackend>> LsmBackend::select(
   };
   if (tracer::testDisabled("bpf-lsm")) return unavailable(tracer::kDisabledByTest);
   if (cgroup_dir.empty()) return unavailable("needs a session cgroup (cgroup v2)");
-  // The probe first: it is cheap where the BPF LSM is off or refused (this
-  // is every host of the development kind), while compiling the path DFAs
-  // costs tens of milliseconds of every session's start-up.
+  // For `auto`, the probe first: it is cheap where the BPF LSM is off or
+  // refused (every host of the development kind), while compiling the path
+  // DFAs costs tens of milliseconds of every session's start-up. A forced
+  // backend skips the probe's extra load (seconds in a TCG guest) but not
+  // the check of the active LSM list: without `bpf` there, programs attach
+  // and silently enforce nothing.
   std::string detail;
-  auto usable = tracer::probeBpfLsm(&detail);
+  auto usable = choice == BackendChoice::Auto ? tracer::probeBpfLsm(&detail)
+                                              : tracer::bpfLsmActive(&detail);
   if (!usable) return unavailable(usable.error().message());
   if (!*usable) return unavailable(detail);
   auto id = tracer::cgroupIdOf(cgroup_dir);
@@ -122,6 +126,12 @@ Result<std::unique_ptr<LsmBackend>> LsmBackend::select(
   tracer::LsmFilterOptions filter_options;
   filter_options.audit_only = options.audit_mode;
   filter_options.deny_events_only = options.deny_events_only;
+  // Domain entries (github.com:22) become addresses only at run time, in the
+  // cgroup programs' allowlist (dns_allow.h), and the DNS proxy redirect
+  // happens there too: with any of them the network stays with cgroup-bpf.
+  bool hosts = !compiled.network.hosts.empty();
+  for (const auto& [_, plan] : compiled.profile_network) hosts = hosts || !plan.hosts.empty();
+  filter_options.network = !hosts;
   auto filter = tracer::LsmFilter::load(plan, *id, filter_options);
   if (!filter) return unavailable("LSM programs do not load: " + filter.error().message());
   return std::make_unique<LsmBackend>(std::move(*filter), std::move(policy), options);

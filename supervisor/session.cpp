@@ -16,6 +16,7 @@
 #include "supervisor/audit/policy_json.h"
 #include "supervisor/audit_log.h"
 #include "supervisor/launcher.h"
+#include "supervisor/lsm_backend.h"
 #include "supervisor/dns_allow.h"
 #include "supervisor/net_events.h"
 #include "supervisor/notify_handler.h"
@@ -140,7 +141,7 @@ int runSession(const SessionOptions& options) {
   // Fail-closed sessions prove the host by setting themselves up (see
   // probeHostForSession); the unsafe fallback must know up front what to skip.
   const tracer::HostFeatures host = unsafe ? tracer::probeHost() : tracer::probeHostForSession();
-  const policy::CompiledPolicy compiled = policy::compile(policy);
+  policy::CompiledPolicy compiled = policy::compile(policy);  // seccomp plan: see bpf-lsm below
   const policy::Engine engine(options.policy);
 
   // Session cgroup first: the network filter attaches to it.
@@ -165,12 +166,30 @@ int runSession(const SessionOptions& options) {
     auto created = tracer::PidsCgroupV1::create(cgroup_name, kSessionPidsMax);
     if (created) pids_v1.emplace(std::move(*created));
   }
+  // bpf-lsm decides files, exec and connect in the kernel where it runs;
+  // user-notify then keeps only what its hooks cannot see (lsm_backend.h).
+  std::unique_ptr<LsmBackend> lsm;
+  if (auto chosen = LsmBackend::select(
+          parseBackendChoice(options.backend).value_or(BackendChoice::Auto), options.policy,
+          compiled, cgroup ? cgroup->path() : std::string(),
+          LsmBackendOptions::forSession(policy, options.quiet));
+      chosen) {
+    lsm = std::move(*chosen);
+  } else {
+    say("cannot enforce the policy: " + chosen.error().message() +
+        " (`supervise doctor` shows what this host can enforce)");
+    return kExitSupervisorError;
+  }
+  if (lsm) compiled.seccomp = lsm->seccompPlan(compiled.seccomp);
   const bool needs_net = policy.network.mode.value_or(NetworkMode::All) != NetworkMode::All;
   std::optional<tracer::NetFilter> net;
   std::string net_error = "unavailable (needs a session cgroup)";
   if (needs_net && cgroup && !tracer::testDisabled("bpf")) {
     tracer::NetFilterOptions net_options;
-    net_options.deny_events_only = policy.audit.level == policy::AuditLevel::Deny;
+    // Under bpf-lsm the LSM decides (and reports) connects first; the cgroup
+    // programs stay as a second line and report only what they alone refuse.
+    net_options.deny_events_only =
+        policy.audit.level == policy::AuditLevel::Deny || (lsm && lsm->decidesNetwork());
     net_options.audit_only = policy.mode == policy::Mode::Audit;  // would-deny, never block
     addDnsProxyOptions(compiled.network, net_options);  // domain entries (dns_allow.h)
     net_options.unix_paths = !tracer::testDisabled("bpf-unix");  // as on a kernel < 6.7
@@ -300,7 +319,8 @@ int runSession(const SessionOptions& options) {
 
   if (!proc.finish(say)) return kExitSupervisorError;  // attached before the first exec
   std::vector<std::string> backends;
-  for (const char* b : {filter ? "seccomp" : "", ruleset ? "landlock" : "", net ? "cgroup-bpf" : "",
+  for (const char* b : {lsm ? "bpf-lsm" : "", filter ? "seccomp" : "", ruleset ? "landlock" : "",
+                        net ? "cgroup-bpf" : "",
                         proc.tracker() ? "bpf-proc" : ""})
     if (*b) backends.emplace_back(b);
   AuditEvent start =
@@ -367,6 +387,7 @@ int runSession(const SessionOptions& options) {
     supervision.atStop([&] { net_events->drain(); });
   }
   if (dns) dns->watch(supervision);
+  if (lsm) lsm->attach(supervision, audit, processes);
   std::optional<ProcessEvents> proc_events;
   if (proc.tracker()) {
     proc_events.emplace(audit, ProcessEventsOptions{policy.mode == policy::Mode::Audit, options.quiet,

@@ -282,7 +282,9 @@ Result<LsmFilter> LsmFilter::load(const policy::LsmPlan& plan, uint64_t cgroup_i
     return btf__find_by_name_kind(vmlinux.get(), name.c_str(), BTF_KIND_FUNC) > 0;
   };
   for (const Hook& h : kHooks) {
-    bool present = hasFunc(std::string("bpf_lsm_") + h.name) && (!h.kfunc || hasFunc(h.kfunc));
+    const bool wanted = options.network || !std::string_view(h.name).starts_with("socket_");
+    bool present = wanted && hasFunc(std::string("bpf_lsm_") + h.name) &&
+                   (!h.kfunc || hasFunc(h.kfunc));
     if (!present && h.required)
       return Error{ENOTSUP, std::string("bpf-lsm: kernel BTF has no LSM hook ") + h.name};
     bpf_program__set_autoload(h.prog(s->skel.get()), present);
@@ -367,7 +369,7 @@ uint64_t LsmFilter::tooLongPaths() const {
 
 const std::string& LsmFilter::libbpfLog() const { return s_->log; }
 
-Result<bool> probeBpfLsm(std::string* detail) {
+Result<bool> bpfLsmActive(std::string* detail) {
   std::ifstream in("/sys/kernel/security/lsm");
   std::string active;
   if (!in || !std::getline(in, active)) {
@@ -380,6 +382,17 @@ Result<bool> probeBpfLsm(std::string* detail) {
   if (!bpf) {
     if (detail) *detail = "bpf is not an active LSM (" + active + "); boot with lsm=...,bpf";
     return false;
+  }
+  if (detail) *detail = "active (" + active + ")";
+  return true;
+}
+
+Result<bool> probeBpfLsm(std::string* detail) {
+  std::string active;
+  auto listed = bpfLsmActive(&active);
+  if (!listed || !*listed) {
+    if (detail) *detail = active;
+    return listed;
   }
   // A tiny plan: everything allowed. No session is registered, so while the
   // programs are attached they judge nothing.
@@ -396,7 +409,7 @@ Result<bool> probeBpfLsm(std::string* detail) {
     if (detail) *detail = "LSM programs do not load: " + filter.error().message();
     return false;
   }
-  if (detail) *detail = "active (" + active + ")";
+  if (detail) *detail = active;
   return true;
 }
 

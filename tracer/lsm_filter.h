@@ -56,6 +56,9 @@ inline constexpr uint8_t kLsmEventFlagTruncated = 0x2;  // path too long: denied
 struct LsmFilterOptions {
   bool deny_events_only = false;  // report only denials
   bool audit_only = false;        // report would-deny, enforce nothing (plan.audit_mode too)
+  // Judge connect/sendto here. Off leaves the network to the cgroup
+  // programs, e.g. when domain entries need their run-time address updates.
+  bool network = true;
 };
 
 class LsmFilter {
@@ -102,6 +105,10 @@ class LsmFilter {
   explicit LsmFilter(std::unique_ptr<State> state);
   std::unique_ptr<State> s_;
 };
+
+// Is `bpf` in /sys/kernel/security/lsm? (Cheap; says nothing about whether
+// LSM programs may load.) *detail: "active (...)" or why not.
+Result<bool> bpfLsmActive(std::string* detail = nullptr);
 
 // Is the BPF LSM usable here? Reads /sys/kernel/security/lsm (a kernel booted
 // without `bpf` in lsm= attaches LSM programs that silently enforce nothing),

@@ -68,7 +68,7 @@ void writeFile(const std::string& path, const std::string& text) {
   std::ofstream(path, std::ios::binary | std::ios::trunc) << text;
 }
 
-struct Run {
+struct SessionRun {
   int status = -1;  // exit code, or 128+signal
   std::string out, err;
   std::vector<json> events;
@@ -99,7 +99,7 @@ class LsmSession : public ::testing::Test {
     for (const auto& p : protectedFiles()) writeFile(ws_ + "/" + p, "original " + p + "\n");
     writeFile(ws_ + "/ok.txt", "ok\n");
     writeFile(outside_ + "/data", "outside\n");
-    // The helper, also as a program outside the roots and inside the workspace.
+    // The helper in the workspace (run by R, see supervise()) and outside the roots.
     fs::copy_file(kRoutes, outside_ + "/prog");
     fs::copy_file(kRoutes, ws_ + "/prog");
   }
@@ -126,13 +126,14 @@ class LsmSession : public ::testing::Test {
   // Runs `supervise [args] -- /bin/sh -c script` in the workspace. In the
   // script, `R route target [arg]` runs one lsm_routes attempt and records
   // its errno under "route target".
-  Run supervise(const std::vector<std::string>& args, const std::string& script) {
-    Run r;
+  SessionRun supervise(const std::vector<std::string>& args, const std::string& script) {
+    SessionRun r;
     const std::string n = std::to_string(++runs_);
     const std::string audit = root_ + "/audit-" + n + ".jsonl";
     const std::string out = root_ + "/out-" + n, err = root_ + "/err-" + n;
-    const std::string prelude = std::string("R() { op=$1; t=$2; \"") + kRoutes +
-                                "\" \"$@\"; echo \"R $op $t $?\"; }\n";
+    // The workspace's copy: the build tree may be outside the executable roots.
+    const std::string prelude =
+        "R() { op=$1; t=$2; \"" + ws_ + "/prog\" \"$@\"; echo \"R $op $t $?\"; }\n";
     std::vector<std::string> argv{kSupervise, "--audit-file", audit};
     argv.insert(argv.end(), args.begin(), args.end());
     argv.insert(argv.end(), {"--", "/bin/sh", "-c", prelude + script});
@@ -167,7 +168,7 @@ class LsmSession : public ::testing::Test {
   }
 
   // The decision event for `path` (file, exec or network target) with `decision`.
-  static const json* find(const Run& r, const std::string& decision, const std::string& target) {
+  static const json* find(const SessionRun& r, const std::string& decision, const std::string& target) {
     for (const auto& e : r.events) {
       if (e.is_discarded() || e.value("decision", "") != decision) continue;
       for (const char* part : {"file", "exec"})
@@ -180,7 +181,7 @@ class LsmSession : public ::testing::Test {
     return nullptr;
   }
 
-  static void expectDenied(const Run& r, const std::string& key, const std::string& target,
+  static void expectDenied(const SessionRun& r, const std::string& key, const std::string& target,
                            const std::string& rule, const std::string& by = "bpf-lsm") {
     auto it = r.rc.find(key);
     ASSERT_NE(it, r.rc.end()) << key << " did not run; stdout:\n" << r.out;
@@ -199,7 +200,7 @@ class LsmSession : public ::testing::Test {
 TEST_F(LsmSession, ForcedBackendFailsClosedWhereUnavailable) {
   if (lsmProbe().first) GTEST_SKIP() << "the BPF LSM is usable here: " << lsmProbe().second;
   const std::string marker = ws_ + "/ran";
-  Run r = supervise({"--backend", "bpf-lsm"}, "touch " + marker);
+  SessionRun r = supervise({"--backend", "bpf-lsm"}, "touch " + marker);
   EXPECT_EQ(r.status, 125) << r.err;
   EXPECT_NE(r.err.find("bpf-lsm"), std::string::npos) << r.err;
   EXPECT_FALSE(fs::exists(marker)) << "the command must not run";
@@ -225,7 +226,7 @@ TEST_F(LsmSession, ProtectedFilesByEveryRoute) {
   script += "R mkdir .git/hooks/dir\n";
   script += "R write ok.txt\n";              // ordinary edits still work
   script += "R creat new.txt\n";
-  Run r = supervise({"--backend", "bpf-lsm"}, script);
+  SessionRun r = supervise({"--backend", "bpf-lsm"}, script);
   EXPECT_EQ(r.status, 0) << r.err;
 
   const std::map<std::string, std::string> rule = {
@@ -293,7 +294,7 @@ TEST_F(LsmSession, OutsideTheRootsAndExec) {
                              "R read /etc/hostname\n" +             //
                              "R exec " + outside_ + "/prog\n" +     //
                              "R exec ./prog read ok.txt\n";
-  Run r = supervise({"--backend", "bpf-lsm"}, script);
+  SessionRun r = supervise({"--backend", "bpf-lsm"}, script);
   EXPECT_EQ(r.status, 0) << r.err;
   expectDenied(r, "read " + outside_ + "/data", outside_ + "/data", "default-deny-read");
   expectDenied(r, "write " + outside_ + "/data", outside_ + "/data", "default-deny-write");
@@ -327,7 +328,7 @@ TEST_F(LsmSession, ProfileSwitchOnExec) {
     "profiles": {"p": {"filesystem": {"writableRoots": [")" + prot + R"("]}}}})");
   const std::string script = "R creat " + prot + "/base\n" +
                              "tools/switcher creat " + prot + "/a; echo \"R switched a $?\"\n";
-  Run r = supervise({"--backend", "bpf-lsm", "--policy", policy_file}, script);
+  SessionRun r = supervise({"--backend", "bpf-lsm", "--policy", policy_file}, script);
   EXPECT_EQ(r.status, 0) << r.err;
   expectDenied(r, "creat " + prot + "/base", prot + "/base", "deny-protected");
   EXPECT_FALSE(fs::exists(prot + "/base"));
@@ -349,7 +350,7 @@ TEST_F(LsmSession, LoopbackOnlyNetwork) {
   const std::string script =
       "R connect 127.0.0.1 9\nR sendto 127.0.0.1 9\n"
       "R connect 198.51.100.1 80\nR sendto 198.51.100.1 53\n";
-  Run r = supervise({"--backend", "bpf-lsm"}, script);
+  SessionRun r = supervise({"--backend", "bpf-lsm"}, script);
   EXPECT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(r.rc["connect 127.0.0.1"], ECONNREFUSED);
   EXPECT_EQ(r.rc["sendto 127.0.0.1"], 0);
