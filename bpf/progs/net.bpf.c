@@ -28,6 +28,25 @@
 
 char LICENSE[] SEC("license") = "GPL";
 
+/* Writes addr (IPv4-mapped form for v4) and port into the context: the
+ * destination of a connect/sendmsg, the source a recvmsg/getpeername shows. */
+static __always_inline void sv_net_set_addr(struct bpf_sock_addr *ctx, const __u8 *addr,
+					    __u16 port, bool v4)
+{
+	__u32 w[4];
+
+	__builtin_memcpy(w, addr, 16);
+	if (v4) {
+		ctx->user_ip4 = w[3];
+	} else {
+		ctx->user_ip6[0] = w[0];
+		ctx->user_ip6[1] = w[1];
+		ctx->user_ip6[2] = w[2];
+		ctx->user_ip6[3] = w[3];
+	}
+	ctx->user_port = bpf_htons(port);
+}
+
 /* UDP to a resolver of sv_net_dns_servers goes to the proxy instead. The
  * destination is rewritten in the context, which the kernel then uses for
  * the connect or the datagram. */
@@ -37,7 +56,6 @@ static __always_inline bool sv_net_dns_redirect(struct bpf_sock_addr *ctx,
 {
 	struct sv_net_dns_target *t;
 	struct sv_net_dns_key k = {};
-	__u32 w[4];
 
 	if (!sv_net_dns_proxy || ctx->protocol != SV_IPPROTO_UDP)
 		return false;
@@ -46,16 +64,7 @@ static __always_inline bool sv_net_dns_redirect(struct bpf_sock_addr *ctx,
 	t = bpf_map_lookup_elem(&sv_net_dns_servers, &k);
 	if (!t)
 		return false;
-	__builtin_memcpy(w, t->addr, 16);
-	if (v4) {
-		ctx->user_ip4 = w[3];
-	} else {
-		ctx->user_ip6[0] = w[0];
-		ctx->user_ip6[1] = w[1];
-		ctx->user_ip6[2] = w[2];
-		ctx->user_ip6[3] = w[3];
-	}
-	ctx->user_port = bpf_htons(t->port);
+	sv_net_set_addr(ctx, t->addr, t->port, v4);
 	v->decision = SV_NET_ALLOW;
 	v->reason = SV_NET_REASON_DNS_PROXY;
 	v->rule_index = t->rule_index;
@@ -83,18 +92,8 @@ static __always_inline void sv_net_dns_restore(struct bpf_sock_addr *ctx, bool v
 	}
 	k.port = bpf_ntohs((__u16)ctx->user_port);
 	up = bpf_map_lookup_elem(&sv_net_dns_proxies, &k);
-	if (!up)
-		return;
-	__builtin_memcpy(w, up->addr, 16);
-	if (v4) {
-		ctx->user_ip4 = w[3];
-	} else {
-		ctx->user_ip6[0] = w[0];
-		ctx->user_ip6[1] = w[1];
-		ctx->user_ip6[2] = w[2];
-		ctx->user_ip6[3] = w[3];
-	}
-	ctx->user_port = bpf_htons(up->port);
+	if (up)
+		sv_net_set_addr(ctx, up->addr, up->port, v4);
 }
 
 static __always_inline int sv_net_check4(struct bpf_sock_addr *ctx, __u8 op)

@@ -5,10 +5,9 @@
 // answer: the allowed name's address must already be allowed (no retry, no
 // sleep), another name's address is refused with EPERM.
 //
-// Topology (all created here, no default route, nothing leaves the machine):
-//   netns H: 198.51.100.1/24 (dnsmasq :53), .2 and .3 (a TCP listener on kPort)
-//   netns C: 198.51.100.10/24, the child and the proxy sockets (the test
-//            thread stays in C while a test runs, as supervise would).
+// Topology: dns_test_host.h. The child and the proxy sockets are in the
+// client namespace C (the test thread stays there while a test runs, as
+// supervise would).
 #include "supervisor/dns_allow.h"
 
 #include <arpa/inet.h>
@@ -30,19 +29,18 @@
 #include <vector>
 
 #include "supervisor/dns_message.h"
+#include "dns_test_host.h"
 
 namespace sv::supervisor {
 namespace {
 
 using policy::Ip6;
+using testnet::enterNetns;
+using testnet::kAllowedIp;
+using testnet::kOtherIp;
+using testnet::kPort;
+using testnet::kResolver;
 using tracer::NetEvent;
-
-constexpr char kResolver[] = "198.51.100.1";
-constexpr char kAllowedIp[] = "198.51.100.2";
-constexpr char kOtherIp[] = "198.51.100.3";
-constexpr uint16_t kPort = 8443;
-
-int sh(const std::string& cmd) { return std::system((cmd + " >/dev/null 2>&1").c_str()); }
 
 Ip6 ip(const char* text) { return *policy::parseIp(text); }
 
@@ -52,14 +50,6 @@ sockaddr_in addr4(const char* text, uint16_t port) {
   a.sin_port = htons(port);
   inet_pton(AF_INET, text, &a.sin_addr);
   return a;
-}
-
-bool enterNetns(const std::string& path) {
-  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return false;
-  bool ok = setns(fd, CLONE_NEWNET) == 0;
-  close(fd);
-  return ok;
 }
 
 // ---- what the child does ---------------------------------------------------
@@ -131,54 +121,15 @@ int tcpConnect(const Ip6& to, uint16_t port) {
 class DnsAllowTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (geteuid() != 0) GTEST_SKIP() << "needs root: euid " << geteuid();
-    if (sh("command -v dnsmasq") != 0)
-      GTEST_SKIP() << "needs dnsmasq (Debian dnsmasq-base; tools/setup installs it): not in PATH";
+    if (std::string why = host_.up("svd"); !why.empty()) GTEST_SKIP() << why;
     auto parent = tracer::currentCgroup2Dir();
     if (!parent.ok()) GTEST_SKIP() << "needs cgroup2: " << parent.error().message();
     std::string detail;
     auto probe = tracer::probeCgroupSockAddr(&detail);
     if (!probe.ok() || !*probe) GTEST_SKIP() << "needs cgroup sock_addr BPF: " << detail;
-
-    std::string tag = std::to_string(getpid());
-    h_ = "svd-h-" + tag;
-    c_ = "svd-c-" + tag;
-    std::string hv = "svdh" + tag, cv = "svdc" + tag;
-    pid_file_ = "/tmp/sv-dnsmasq-" + tag + ".pid";
-    netns_made_ = true;
-    for (const std::string& step : {
-             "ip netns add " + h_, "ip netns add " + c_,
-             "ip link add " + hv + " netns " + h_ + " type veth peer name " + cv + " netns " + c_,
-             "ip -n " + h_ + " link set lo up", "ip -n " + c_ + " link set lo up",
-             "ip -n " + h_ + " addr add 198.51.100.1/24 dev " + hv,
-             "ip -n " + h_ + " addr add 198.51.100.2/32 dev " + hv,
-             "ip -n " + h_ + " addr add 198.51.100.3/32 dev " + hv,
-             "ip -n " + c_ + " addr add 198.51.100.10/24 dev " + cv,
-             "ip -n " + h_ + " link set " + hv + " up", "ip -n " + c_ + " link set " + cv + " up"}) {
-      if (sh(step) != 0) GTEST_SKIP() << "needs network namespaces + veth: '" << step << "' failed";
-    }
-    // --local-ttl 0 is dnsmasq's default for --address answers: the proxy's
-    // minimum TTL is what keeps them allowed.
-    std::string dnsmasq = "ip netns exec " + h_ +
-                          " dnsmasq --conf-file=/dev/null --no-resolv --no-hosts"
-                          " --listen-address=198.51.100.1 --bind-interfaces --user=nobody"
-                          " --group=nogroup --pid-file=" + pid_file_ +
-                          " --address=/allowed.test/198.51.100.2"
-                          " --address=/other.test/198.51.100.3";
-    ASSERT_EQ(sh(dnsmasq), 0) << dnsmasq;
-    dnsmasq_started_ = true;
-
     own_netns_ = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
     ASSERT_GE(own_netns_, 0);
-    // The test host's TCP listener (the backlog completes connects without accept).
-    ASSERT_TRUE(enterNetns("/run/netns/" + h_));
-    listener_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    int one = 1;
-    setsockopt(listener_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    sockaddr_in any = addr4("0.0.0.0", kPort);
-    ASSERT_EQ(bind(listener_, reinterpret_cast<sockaddr*>(&any), sizeof any), 0);
-    ASSERT_EQ(listen(listener_, 64), 0);
-    ASSERT_TRUE(enterNetns("/run/netns/" + c_));
+    ASSERT_TRUE(enterNetns(host_.clientNs()));
     waitForResolver();
 
     auto cg = tracer::ScratchCgroup::create(*parent, "sv-dnstest");
@@ -193,13 +144,6 @@ class DnsAllowTest : public ::testing::Test {
     if (own_netns_ >= 0) {
       setns(own_netns_, CLONE_NEWNET);
       close(own_netns_);
-    }
-    if (listener_ >= 0) close(listener_);
-    if (dnsmasq_started_) sh("kill $(cat " + pid_file_ + ")");
-    std::remove(pid_file_.c_str());
-    if (netns_made_) {
-      sh("ip netns del " + h_);
-      sh("ip netns del " + c_);
     }
   }
 
@@ -297,9 +241,8 @@ class DnsAllowTest : public ::testing::Test {
     return nullptr;
   }
 
-  std::string h_, c_, pid_file_;
-  bool netns_made_ = false, dnsmasq_started_ = false;
-  int own_netns_ = -1, listener_ = -1;
+  int own_netns_ = -1;
+  testnet::DnsTestHost host_;  // declared first: torn down last
   std::optional<tracer::ScratchCgroup> cg_;
   std::optional<tracer::NetFilter> filter_;
   std::unique_ptr<DnsAllow> dns_;

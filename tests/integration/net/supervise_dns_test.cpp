@@ -4,20 +4,15 @@
 // other.test resolves too, but its address is refused with EPERM; each
 // attempt is one audit event with its rule id.
 //
-// Topology (created here; no default route, nothing leaves the machine):
-//   netns H: 198.51.100.1/24 (dnsmasq :53), .2 and .3 (TCP listener on kPort)
-//   netns C: 198.51.100.10/24, entered with nsenter --net; a private mount
-//            namespace (unshare -m) binds a resolv.conf naming 198.51.100.1
-//            over /etc/resolv.conf for both supervise (its proxy's resolvers)
-//            and the command (glibc). Not `ip netns exec`: it remounts /sys
-//            for the namespace, and the cgroup2 mount under it disappears.
-#include <arpa/inet.h>
-#include <fcntl.h>
+// Topology: dns_test_host.h. supervise enters the client namespace with
+// nsenter --net; a private mount namespace (unshare -m) binds a resolv.conf
+// naming the test host over /etc/resolv.conf for both supervise (its proxy's
+// resolvers) and the command (glibc). Not `ip netns exec`: it remounts /sys
+// for the namespace, and the cgroup2 mount under it disappears.
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
-#include <sched.h>
-#include <sys/socket.h>
 #include <unistd.h>
+
+#include <nlohmann/json.hpp>
 
 #include <cstdlib>
 #include <filesystem>
@@ -26,14 +21,14 @@
 #include <string>
 #include <vector>
 
+#include "dns_test_host.h"
+
 namespace {
 
 using nlohmann::json;
+using sv::testnet::kPort;
+using sv::testnet::sh;
 namespace fs = std::filesystem;
-
-constexpr int kPort = 8443;
-
-int sh(const std::string& cmd) { return std::system((cmd + " >/dev/null 2>&1").c_str()); }
 
 std::string readAll(const std::string& path) {
   std::ifstream in(path);
@@ -42,76 +37,25 @@ std::string readAll(const std::string& path) {
   return s.str();
 }
 
-bool enterNetns(int fd) { return setns(fd, CLONE_NEWNET) == 0; }
-
 class SuperviseDns : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (geteuid() != 0) GTEST_SKIP() << "needs root: euid " << geteuid();
-    if (sh("command -v dnsmasq") != 0)
-      GTEST_SKIP() << "needs dnsmasq (Debian dnsmasq-base; tools/setup installs it): not in PATH";
-    for (const char* tool : {"/usr/bin/python3", "unshare", "nsenter"})
-      if (sh(std::string("command -v ") + tool) != 0) GTEST_SKIP() << "needs " << tool << ": not in PATH";
-    std::string tag = std::to_string(getpid());
-    h_ = "sve2d-h-" + tag;
-    c_ = "sve2d-c-" + tag;
-    dir_ = fs::temp_directory_path() / ("sv-dns-e2e-" + tag);
-    fs::create_directories(dir_);
-    std::string hv = "sveh" + tag, cv = "svec" + tag;
-    made_ = true;
-    for (const std::string& step : {
-             "ip netns add " + h_, "ip netns add " + c_,
-             "ip link add " + hv + " netns " + h_ + " type veth peer name " + cv + " netns " + c_,
-             "ip -n " + h_ + " link set lo up", "ip -n " + c_ + " link set lo up",
-             "ip -n " + h_ + " addr add 198.51.100.1/24 dev " + hv,
-             "ip -n " + h_ + " addr add 198.51.100.2/32 dev " + hv,
-             "ip -n " + h_ + " addr add 198.51.100.3/32 dev " + hv,
-             "ip -n " + c_ + " addr add 198.51.100.10/24 dev " + cv,
-             "ip -n " + h_ + " link set " + hv + " up", "ip -n " + c_ + " link set " + cv + " up"}) {
-      if (sh(step) != 0) GTEST_SKIP() << "needs network namespaces + veth: '" << step << "' failed";
+    for (const char* tool : {"/usr/bin/python3", "unshare", "nsenter"}) {
+      if (sh(std::string("command -v ") + tool) != 0)
+        GTEST_SKIP() << "needs " << tool << ": not in PATH";
     }
-    std::ofstream(dir_ / "resolv.conf") << "nameserver 198.51.100.1\n";
-    pid_file_ = dir_ / "dnsmasq.pid";
-    ASSERT_EQ(sh("ip netns exec " + h_ +
-                 " dnsmasq --conf-file=/dev/null --no-resolv --no-hosts"
-                 " --listen-address=198.51.100.1 --bind-interfaces --user=nobody --group=nogroup"
-                 " --pid-file=" + pid_file_ +
-                 " --address=/allowed.test/198.51.100.2 --address=/other.test/198.51.100.3"),
-              0);
-    dnsmasq_ = true;
-
-    // The test host's listener: the backlog completes connects without accept().
-    int own = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
-    int host = open(("/run/netns/" + h_).c_str(), O_RDONLY | O_CLOEXEC);
-    ASSERT_TRUE(own >= 0 && host >= 0 && enterNetns(host));
-    listener_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in any{};
-    any.sin_family = AF_INET;
-    any.sin_port = htons(kPort);
-    int one = 1;
-    setsockopt(listener_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    bool bound = bind(listener_, reinterpret_cast<sockaddr*>(&any), sizeof any) == 0 &&
-                 listen(listener_, 64) == 0;
-    EXPECT_TRUE(enterNetns(own));
-    close(own);
-    close(host);
-    ASSERT_TRUE(bound);
+    if (std::string why = host_.up("sve2d"); !why.empty()) GTEST_SKIP() << why;
+    dir_ = fs::temp_directory_path() / ("sv-dns-e2e-" + std::to_string(getpid()));
+    fs::create_directories(dir_);
+    std::ofstream(dir_ / "resolv.conf") << "nameserver " << sv::testnet::kResolver << "\n";
   }
 
   void TearDown() override {
-    if (listener_ >= 0) close(listener_);
-    if (dnsmasq_) sh("kill $(cat " + pid_file_ + ")");
-    if (made_) {
-      sh("ip netns del " + h_);
-      sh("ip netns del " + c_);
-    }
-    fs::remove_all(dir_);
+    if (!dir_.empty()) fs::remove_all(dir_);
   }
 
-  std::string h_, c_, pid_file_;
+  sv::testnet::DnsTestHost host_;
   fs::path dir_;
-  bool made_ = false, dnsmasq_ = false;
-  int listener_ = -1;
 };
 
 TEST_F(SuperviseDns, AllowedNameConnectsOtherNameIsRefused) {
@@ -135,8 +79,8 @@ TEST_F(SuperviseDns, AllowedNameConnectsOtherNameIsRefused) {
   const std::string audit = (dir_ / "audit.jsonl").string();
   const std::string out = (dir_ / "out.txt").string(), err = (dir_ / "err.txt").string();
   std::string cmd = "cd " + dir_.string() + " && unshare -m sh -c 'mount --bind " +
-                    (dir_ / "resolv.conf").string() + " /etc/resolv.conf && exec nsenter --net=/run/netns/" +
-                    c_ + " " SV_SUPERVISE_BIN " --audit-file " + audit + " -p " + policy +
+                    (dir_ / "resolv.conf").string() + " /etc/resolv.conf && exec nsenter --net=" + host_.clientNs() +
+                    " " SV_SUPERVISE_BIN " --audit-file " + audit + " -p " + policy +
                     " -- /usr/bin/python3 " + script + "' >" + out + " 2>" + err;
   int rc = std::system(cmd.c_str());
   const std::string stdout_text = readAll(out), stderr_text = readAll(err);
