@@ -1,0 +1,163 @@
+// ProcessTable and ProcessEvents without the kernel: synthetic tracker
+// events in, the table's records and the audit lines (read back from a file
+// sink) out. Covers what the real runs can't force on demand: a re-check
+// kill, audit mode, pid reuse, the bound on exited processes.
+#include "supervisor/process_events.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace sv::supervisor {
+namespace {
+
+using json = nlohmann::json;
+using tracer::ExecVerdict;
+using tracer::ProcEvent;
+using tracer::ProcEventType;
+
+// Pids far above pid_max, so /proc never has them: the events' data alone
+// must name the processes.
+constexpr pid_t kParent = 90000001, kChild = 90000002;
+
+ProcEvent event(ProcEventType type, pid_t pid, pid_t ppid, uint64_t start) {
+  ProcEvent e;
+  e.type = type;
+  e.pid = e.tgid = e.old_pid = pid;
+  e.ppid = ppid;
+  e.start_time_ticks = start;
+  e.comm = "comm";
+  return e;
+}
+
+ProcEvent exec(pid_t pid, pid_t ppid, uint64_t start, std::string path,
+               std::vector<std::string> argv, ExecVerdict verdict = ExecVerdict::Approved) {
+  ProcEvent e = event(ProcEventType::Exec, pid, ppid, start);
+  e.filename = std::move(path);
+  e.argv = std::move(argv);
+  e.verdict = verdict;
+  e.killed = verdict == ExecVerdict::Mismatch || verdict == ExecVerdict::Unapproved;
+  return e;
+}
+
+TEST(ProcessTable, ForkInheritsTheImageExecReplacesIt) {
+  ProcessTable t;
+  t.onExec(kParent, 1, 100, "sh", "/usr/bin/dash", {"sh", "-c", "x"});
+  t.onFork(kChild, kParent, 200, "sh");
+  ASSERT_NE(t.find(kChild), nullptr);
+  EXPECT_EQ(t.find(kChild)->exe, "/usr/bin/dash");
+  EXPECT_EQ(t.find(kChild)->ppid, kParent);
+  t.onExec(kChild, kParent, 200, "ls", "/usr/bin/ls", {"ls"});
+  EXPECT_EQ(t.find(kChild)->exe, "/usr/bin/ls");
+  EXPECT_EQ(t.find(kChild, 999), nullptr) << "another instance of the pid";
+}
+
+TEST(ProcessTable, ExitedProcessesStayUntilTheBound) {
+  ProcessTable t;
+  t.onExec(kParent, 1, 100, "sh", "/usr/bin/dash", {"sh"});
+  t.onExit(kParent, 100);
+  ASSERT_NE(t.find(kParent), nullptr) << "named after it exited";
+  EXPECT_TRUE(t.find(kParent)->exited);
+  t.onExit(kParent, 555);  // an exit of another instance changes nothing
+  for (pid_t p = 1; p <= static_cast<pid_t>(ProcessTable::kMaxExited); ++p) {
+    t.onFork(kChild + p, kParent, 1000 + p, "x");
+    t.onExit(kChild + p, 1000 + p);
+  }
+  EXPECT_EQ(t.find(kParent), nullptr) << "oldest exited record evicted";
+  EXPECT_LE(t.size(), ProcessTable::kMaxExited);
+}
+
+TEST(ProcessTable, ReusedPidStartsAFreshRecord) {
+  ProcessTable t;
+  t.onExec(kChild, kParent, 100, "a", "/bin/a", {"a"});
+  t.onExit(kChild, 100);
+  t.onFork(kChild, 1, 300, "b");
+  ASSERT_NE(t.find(kChild), nullptr);
+  EXPECT_FALSE(t.find(kChild)->exited);
+  EXPECT_EQ(t.find(kChild)->start_time, 300u);
+  EXPECT_EQ(t.find(kChild)->ppid, 1);
+}
+
+class ProcessEventsTest : public testing::Test {
+ protected:
+  void SetUp() override {
+    char path[] = "/tmp/sv-procevents-XXXXXX";
+    int fd = ::mkstemp(path);
+    ASSERT_GE(fd, 0);
+    ::close(fd);
+    path_ = path;
+  }
+  void TearDown() override { ::unlink(path_.c_str()); }
+
+  // Runs `events` through a ProcessEvents writing to a file; the lines back.
+  std::vector<json> run(const std::vector<ProcEvent>& events, bool audit_mode = false) {
+    std::vector<json> out;
+    {
+      AuditLog log(SessionInfo{.session_id = "s", .host = "h"});
+      AuditSinkConfig sinks;
+      sinks.paths = {path_};
+      EXPECT_TRUE(log.open(sinks).ok());
+      ProcessEvents pe(log, {.audit_mode = audit_mode, .quiet = true});
+      for (const auto& e : events) pe.onEvent(e);
+      log.flush();
+    }
+    std::ifstream in(path_);
+    for (std::string line; std::getline(in, line);) {
+      json j = json::parse(line, nullptr, false);
+      if (!j.is_discarded() && j.value("category", "") != "session") out.push_back(std::move(j));
+    }
+    return out;
+  }
+
+  std::string path_;
+};
+
+TEST_F(ProcessEventsTest, ExecNamesItsExitedParent) {
+  auto lines = run({exec(kParent, 1, 100, "/usr/bin/dash", {"sh", "-c", "ls"}),
+                    event(ProcEventType::Fork, kChild, kParent, 200),
+                    event(ProcEventType::Exit, kParent, kParent, 100),
+                    exec(kChild, kParent, 200, "/usr/bin/ls", {"ls"})});
+  ASSERT_EQ(lines.size(), 2u);
+  const json& ls = lines[1];
+  EXPECT_EQ(ls["category"], "process");
+  EXPECT_EQ(ls["operation"], "exec");
+  EXPECT_EQ(ls["decision"], "allow");
+  EXPECT_EQ(ls["enforced_by"], "bpf:sched_process_exec");
+  EXPECT_EQ(ls["rule"]["id"], "exec-recheck");
+  EXPECT_EQ(ls["process"]["pid"], kChild);
+  EXPECT_EQ(ls["process"]["ppid"], kParent);
+  EXPECT_EQ(ls["process"]["start_time"], 200);
+  EXPECT_EQ(ls["process"]["exe"], "/usr/bin/ls");
+  EXPECT_EQ(ls["parent"]["exe"], "/usr/bin/dash");
+  EXPECT_EQ(ls["exec"]["argv"], json::array({"ls"}));
+}
+
+TEST_F(ProcessEventsTest, KilledExecIsAnExecDenialOfTheRecheck) {
+  auto lines = run({exec(kChild, kParent, 200, "./tool-denied", {"denied", "RAN-DENIED"},
+                         ExecVerdict::Mismatch)});
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_EQ(lines[0]["category"], "exec");
+  EXPECT_EQ(lines[0]["decision"], "deny");
+  EXPECT_EQ(lines[0]["enforced_by"], "bpf:sched_process_exec");
+  EXPECT_EQ(lines[0]["rule"]["id"], "exec-recheck");
+  EXPECT_NE(lines[0]["rule"]["reason"].get<std::string>().find("swapped"), std::string::npos);
+  EXPECT_EQ(lines[0]["exec"]["path"], "./tool-denied");
+}
+
+TEST_F(ProcessEventsTest, AuditModeReportsWouldDeny) {
+  ProcEvent e = exec(kChild, kParent, 200, "/bin/x", {"x"}, ExecVerdict::Unapproved);
+  e.killed = false;
+  e.audit_only = true;
+  auto lines = run({e}, /*audit_mode=*/true);
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_EQ(lines[0]["decision"], "would-deny");
+  EXPECT_EQ(lines[0]["category"], "exec");
+}
+
+}  // namespace
+}  // namespace sv::supervisor
