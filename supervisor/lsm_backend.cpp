@@ -93,6 +93,12 @@ LsmBackendOptions LsmBackendOptions::forSession(const policy::Policy& policy, bo
   return o;
 }
 
+policy::LandlockPlan LsmBackend::landlockPlan(const policy::LandlockPlan& host) {
+  policy::LandlockPlan plan = host;
+  plan.rules = {{"/", true, true, true}};
+  return plan;
+}
+
 bool LsmBackend::decidesNetwork() const {
   return hasHook(hooks(), "socket_connect") && hasHook(hooks(), "socket_sendmsg");
 }

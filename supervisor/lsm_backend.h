@@ -90,6 +90,11 @@ class LsmBackend {
   policy::SeccompPlan seccompPlan(const policy::SeccompPlan& host) const {
     return lsmSeccompPlan(host, hooks());
   }
+  // Landlock keeps its scopes (abstract unix sockets, signals) but no longer
+  // restricts paths: it runs before the BPF LSM and would refuse reads and
+  // writes outside the roots without a word, where the BPF LSM decides the
+  // same from the same policy and reports every decision.
+  static policy::LandlockPlan landlockPlan(const policy::LandlockPlan& host);
   tracer::LsmFilter& filter() { return filter_; }
 
  private:

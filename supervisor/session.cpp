@@ -180,7 +180,10 @@ int runSession(const SessionOptions& options) {
         " (`supervise doctor` shows what this host can enforce)");
     return kExitSupervisorError;
   }
-  if (lsm) compiled.seccomp = lsm->seccompPlan(compiled.seccomp);
+  if (lsm) {
+    compiled.seccomp = lsm->seccompPlan(compiled.seccomp);
+    compiled.landlock = LsmBackend::landlockPlan(compiled.landlock);
+  }
   const bool needs_net = policy.network.mode.value_or(NetworkMode::All) != NetworkMode::All;
   std::optional<tracer::NetFilter> net;
   std::string net_error = "unavailable (needs a session cgroup)";

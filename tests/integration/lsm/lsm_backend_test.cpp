@@ -53,6 +53,18 @@ TEST(LsmSeccompPlan, AMissingPathHookKeepsThePathSyscallsNotified) {
   }
 }
 
+TEST(LsmLandlockPlan, KeepsTheScopesAndOpensThePaths) {
+  policy::LandlockPlan host;
+  host.rules = {{"/ws", true, true, false}, {"/usr", true, false, true}};
+  host.scope_abstract_unix = true;
+  host.scope_signal = true;
+  const policy::LandlockPlan plan = LsmBackend::landlockPlan(host);
+  ASSERT_EQ(plan.rules.size(), 1u);
+  EXPECT_EQ(plan.rules[0], (policy::LandlockRule{"/", true, true, true}));
+  EXPECT_TRUE(plan.scope_abstract_unix);
+  EXPECT_TRUE(plan.scope_signal);
+}
+
 TEST(LsmBackendOptions, FollowThePolicy) {
   policy::LoadRequest r;
   r.preset = "code-sandbox";

@@ -2,11 +2,13 @@
  * BPF-LSM acceptance test (lsm_session_test.cpp) to run under `supervise`.
  *
  *   lsm_routes OP ARG...   exits with the errno of the attempt (0: it worked)
+ *   lsm_routes batch 'OP ARG...'...   runs each in turn in this one process
+ *                          and prints "R OP ARG1 ERRNO" for each
  *
  * A small C program rather than shell/python: each route is exactly one
  * syscall with known flags, and its errno (EACCES = the policy's denial)
- * is the exit status. Under TCG a python start costs seconds; this costs
- * nothing. Network routes only ever target loopback or documentation
+ * is the exit status. Under TCG every exec of a dynamic binary costs about
+ * a second, hence the batch form. Network routes only ever target loopback or documentation
  * addresses (RFC 5737), and the guest that runs them has no network device.
  */
 #define _GNU_SOURCE
@@ -41,9 +43,9 @@ static int inetAddr(const char *ip, const char *port, struct sockaddr_in *a) {
   return inet_pton(AF_INET, ip, &a->sin_addr) == 1 ? 0 : EINVAL;
 }
 
-int main(int argc, char **argv) {
+static int route(int argc, char **argv) {
   if (argc < 3) {
-    fprintf(stderr, "usage: lsm_routes OP ARG...\n");
+    fprintf(stderr, "usage: lsm_routes OP ARG... | lsm_routes batch 'OP ARG...'...\n");
     return 100;
   }
   const char *op = argv[1], *a = argv[2], *b = argc > 3 ? argv[3] : NULL;
@@ -84,4 +86,18 @@ int main(int argc, char **argv) {
   }
   fprintf(stderr, "lsm_routes: unknown op %s\n", op);
   return 100;
+}
+
+int main(int argc, char **argv) {
+  if (argc < 2 || strcmp(argv[1], "batch") != 0) return route(argc, argv);
+  for (int i = 2; i < argc; i++) {
+    char *words[8] = {argv[0]};
+    int n = 1;
+    for (char *w = strtok(argv[i], " "); w && n < 7; w = strtok(NULL, " ")) words[n++] = w;
+    words[n] = NULL;
+    int rc = route(n, words);
+    printf("R %s %s %d\n", n > 1 ? words[1] : "?", n > 2 ? words[2] : "?", rc);
+    fflush(stdout);
+  }
+  return 0;
 }
