@@ -29,7 +29,7 @@ test: build
 
 # libFuzzer (clang, ASan+UBSan): each target runs FUZZ_SECONDS on its seed
 # corpus tests/fuzz/corpus/<name>/ (new finds go to build-fuzz/fuzz-corpus/<name>).
-FUZZ_TARGETS := policy glob path dns audit
+FUZZ_TARGETS := policy glob path dns audit notify
 fuzz: setup
 	CC=clang CXX=clang++ cmake -S . -B build-fuzz -DSV_FUZZ=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo
 	cmake --build build-fuzz -j$(JOBS) --target $(FUZZ_TARGETS:%=%_fuzz)
@@ -39,11 +39,14 @@ fuzz: setup
 	      build-fuzz/fuzz-corpus/$$t tests/fuzz/corpus/$$t; \
 	done
 
-# Unit, integration and end-to-end tests built with ASan and UBSan.
+# Tests built with ASan and UBSan: every label by default; CI (.ci/run) runs
+# SANITIZE_LABELS='unit|integration|faults' to keep its time bounded.
+SANITIZE_LABELS ?=
 sanitize: setup
 	cmake -S . -B build-asan -DSV_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug
 	cmake --build build-asan -j$(JOBS)
-	cd build-asan && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j$(JOBS)
+	cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+	    ctest --output-on-failure -j$(JOBS) $(if $(SANITIZE_LABELS),-L '$(SANITIZE_LABELS)')
 
 clean:
 	rm -rf $(BUILD) build-fuzz build-asan

@@ -35,14 +35,6 @@ constexpr unsigned kOpenFlags = O_ACCMODE | O_CREAT | O_EXCL | O_NOCTTY | O_TRUN
                                 O_DIRECTORY | O_NOFOLLOW | O_NOATIME | O_CLOEXEC | O_SYNC |
                                 O_PATH | O_TMPFILE;
 constexpr int kRaceRetries = 3;  // a create that lost a race with a concurrent rename/symlink
-#ifndef SYS_fchmodat2
-constexpr long kSysFchmodat2 = 452;
-#else
-constexpr long kSysFchmodat2 = SYS_fchmodat2;
-#endif
-
-int asInt(uint64_t arg) { return static_cast<int>(static_cast<uint32_t>(arg)); }
-
 std::string procFd(int fd) { return "/proc/self/fd/" + std::to_string(fd); }
 
 // Anonymous objects reached through /proc/PID/fd/N (pipes, sockets, memfds'
@@ -127,128 +119,25 @@ void NotifyHandler::handleOne() {
 }
 
 void NotifyHandler::dispatch(Call& c) {
-  const auto& a = c.req.data.args;
-  switch (c.req.data.nr) {
-    case SYS_open:
-      c.syscall = "open";
-      return handleOpen(c, AT_FDCWD, a[0], asInt(a[1]), static_cast<unsigned>(a[2]), 0);
-    case SYS_openat:
-      c.syscall = "openat";
-      return handleOpen(c, asInt(a[0]), a[1], asInt(a[2]), static_cast<unsigned>(a[3]), 0);
-    case SYS_creat:
-      c.syscall = "creat";
-      return handleOpen(c, AT_FDCWD, a[0], O_CREAT | O_WRONLY | O_TRUNC, static_cast<unsigned>(a[1]),
-                        0);
-    case SYS_openat2:
-      c.syscall = "openat2";
-      return handleOpenat2(c);
-    case SYS_mkdir:
-      c.syscall = "mkdir";
-      return handleCreate(c, AT_FDCWD, a[0], static_cast<unsigned>(a[1]), 0, S_IFDIR);
-    case SYS_mkdirat:
-      c.syscall = "mkdirat";
-      return handleCreate(c, asInt(a[0]), a[1], static_cast<unsigned>(a[2]), 0, S_IFDIR);
-    case SYS_mknod:
-      c.syscall = "mknod";
-      return handleCreate(c, AT_FDCWD, a[0], static_cast<unsigned>(a[1]), a[2], S_IFREG);
-    case SYS_mknodat:
-      c.syscall = "mknodat";
-      return handleCreate(c, asInt(a[0]), a[1], static_cast<unsigned>(a[2]), a[3], S_IFREG);
-    case SYS_unlink:
-      c.syscall = "unlink";
-      return handleRemove(c, AT_FDCWD, a[0], 0);
-    case SYS_unlinkat:
-      c.syscall = "unlinkat";
-      return handleRemove(c, asInt(a[0]), a[1], asInt(a[2]));
-    case SYS_rmdir:
-      c.syscall = "rmdir";
-      return handleRemove(c, AT_FDCWD, a[0], AT_REMOVEDIR);
-    case SYS_rename:
-      c.syscall = "rename";
-      return handleRename(c, AT_FDCWD, a[0], AT_FDCWD, a[1], 0);
-    case SYS_renameat:
-      c.syscall = "renameat";
-      return handleRename(c, asInt(a[0]), a[1], asInt(a[2]), a[3], 0);
-    case SYS_renameat2:
-      c.syscall = "renameat2";
-      return handleRename(c, asInt(a[0]), a[1], asInt(a[2]), a[3], static_cast<unsigned>(a[4]));
-    case SYS_link:
-      c.syscall = "link";
-      return handleLink(c, AT_FDCWD, a[0], AT_FDCWD, a[1], 0);
-    case SYS_linkat:
-      c.syscall = "linkat";
-      return handleLink(c, asInt(a[0]), a[1], asInt(a[2]), a[3], asInt(a[4]));
-    case SYS_symlink:
-      c.syscall = "symlink";
-      return handleSymlink(c, a[0], AT_FDCWD, a[1]);
-    case SYS_symlinkat:
-      c.syscall = "symlinkat";
-      return handleSymlink(c, a[0], asInt(a[1]), a[2]);
-    case SYS_truncate:
-      c.syscall = "truncate";
-      return handleTruncate(c, a[0], static_cast<off_t>(a[1]));
-    case SYS_chmod:
-      c.syscall = "chmod";
-      return handleChmod(c, AT_FDCWD, a[0], static_cast<unsigned>(a[1]), 0);
-    case SYS_fchmodat:
-      c.syscall = "fchmodat";
-      return handleChmod(c, asInt(a[0]), a[1], static_cast<unsigned>(a[2]), 0);
-    case kSysFchmodat2:
-      c.syscall = "fchmodat2";
-      return handleChmod(c, asInt(a[0]), a[1], static_cast<unsigned>(a[2]), asInt(a[3]));
-    case SYS_chown:
-      c.syscall = "chown";
-      return handleChown(c, AT_FDCWD, a[0], asInt(a[1]), asInt(a[2]), 0);
-    case SYS_lchown:
-      c.syscall = "lchown";
-      return handleChown(c, AT_FDCWD, a[0], asInt(a[1]), asInt(a[2]), AT_SYMLINK_NOFOLLOW);
-    case SYS_fchownat:
-      c.syscall = "fchownat";
-      return handleChown(c, asInt(a[0]), a[1], asInt(a[2]), asInt(a[3]), asInt(a[4]));
-    case SYS_utime:
-      c.syscall = "utime";
-      return handleUtimes(c, AT_FDCWD, a[0], a[1], 0, 0);
-    case SYS_utimes:
-      c.syscall = "utimes";
-      return handleUtimes(c, AT_FDCWD, a[0], a[1], 1, 0);
-    case SYS_futimesat:
-      c.syscall = "futimesat";
-      return handleUtimes(c, asInt(a[0]), a[1], a[2], 1, 0);
-    case SYS_utimensat:
-      c.syscall = "utimensat";
-      return handleUtimes(c, asInt(a[0]), a[1], a[2], 2, asInt(a[3]));
-    case SYS_setxattr:
-      c.syscall = "setxattr";
-      return handleXattr(c, AT_FDCWD, a[0], a[1], a[2], a[3], asInt(a[4]), true, false);
-    case SYS_lsetxattr:
-      c.syscall = "lsetxattr";
-      return handleXattr(c, AT_FDCWD, a[0], a[1], a[2], a[3], asInt(a[4]), false, false);
-    case SYS_fsetxattr:
-      c.syscall = "fsetxattr";
-      return handleXattr(c, asInt(a[0]), 0, a[1], a[2], a[3], asInt(a[4]), true, false);
-    case SYS_removexattr:
-      c.syscall = "removexattr";
-      return handleXattr(c, AT_FDCWD, a[0], a[1], 0, 0, 0, true, true);
-    case SYS_lremovexattr:
-      c.syscall = "lremovexattr";
-      return handleXattr(c, AT_FDCWD, a[0], a[1], 0, 0, 0, false, true);
-    case SYS_fremovexattr:
-      c.syscall = "fremovexattr";
-      return handleXattr(c, asInt(a[0]), 0, a[1], 0, 0, 0, true, true);
-    case SYS_fchmod:
-      c.syscall = "fchmod";
-      return handleChmod(c, asInt(a[0]), 0, static_cast<unsigned>(a[1]), 0);
-    case SYS_fchown:
-      c.syscall = "fchown";
-      return handleChown(c, asInt(a[0]), 0, asInt(a[1]), asInt(a[2]), 0);
-    case SYS_execve:
-      c.syscall = "execve";
-      return handleExec(c, AT_FDCWD, a[0], a[1], 0);
-    case SYS_execveat:
-      c.syscall = "execveat";
-      return handleExec(c, asInt(a[0]), a[1], a[2], asInt(a[4]));
-    default:
-      return;  // answered ENOSYS by handleOne
+  const DecodedCall d = decodeCall(c.req.data);
+  c.syscall = d.name;
+  switch (d.kind) {
+    case CallKind::Open: return handleOpen(c, d.dirfd, d.path, d.flags, d.mode, 0);
+    case CallKind::Openat2: return handleOpenat2(c, d);
+    case CallKind::Create: return handleCreate(c, d.dirfd, d.path, d.mode, d.dev, d.file_type);
+    case CallKind::Remove: return handleRemove(c, d.dirfd, d.path, d.flags);
+    case CallKind::Rename:
+      return handleRename(c, d.dirfd, d.path, d.dirfd2, d.path2, static_cast<unsigned>(d.flags));
+    case CallKind::Link: return handleLink(c, d.dirfd, d.path, d.dirfd2, d.path2, d.flags);
+    case CallKind::Symlink: return handleSymlink(c, d.path, d.dirfd2, d.path2);
+    case CallKind::Truncate: return handleTruncate(c, d.path, d.length);
+    case CallKind::Chmod: return handleChmod(c, d.dirfd, d.path, d.mode, d.flags);
+    case CallKind::Chown: return handleChown(c, d.dirfd, d.path, d.uid, d.gid, d.flags);
+    case CallKind::Utimes: return handleUtimes(c, d.dirfd, d.path, d.times, d.times_kind, d.flags);
+    case CallKind::Xattr:
+      return handleXattr(c, d.dirfd, d.path, d.arg, d.value, d.size, d.flags, d.follow, d.remove);
+    case CallKind::Exec: return handleExec(c, d.dirfd, d.path, d.arg, d.flags);
+    case CallKind::Unsupported: return;  // answered ENOSYS by handleOne
   }
 }
 
@@ -608,12 +497,11 @@ void NotifyHandler::injectOpened(Call& c, int fd, int flags, const Reopen* reope
   c.answered = true;  // ADDFD|SEND answered it, or the target is gone
 }
 
-void NotifyHandler::handleOpenat2(Call& c) {
-  const auto& a = c.req.data.args;
+void NotifyHandler::handleOpenat2(Call& c, const DecodedCall& d) {
   open_how how{};
-  const size_t size = a[3];
+  const size_t size = d.size;
   if (size < sizeof(uint64_t) * 3) return finish(c, -EINVAL);
-  auto got = tracer::readTargetMemory(c.tid, a[2], &how, std::min(size, sizeof how));
+  auto got = tracer::readTargetMemory(c.tid, d.arg, &how, std::min(size, sizeof how));
   if (!got || *got < sizeof how) return finish(c, -EFAULT);
   // RESOLVE_IN_ROOT and RESOLVE_NO_XDEV change the walk in ways we do not
   // emulate; RESOLVE_CACHED may always fail with EAGAIN (the caller retries
@@ -621,7 +509,7 @@ void NotifyHandler::handleOpenat2(Call& c) {
   if (how.resolve & (RESOLVE_IN_ROOT | RESOLVE_NO_XDEV)) return finish(c, -EOPNOTSUPP);
   if (how.resolve & RESOLVE_CACHED) return finish(c, -EAGAIN);
   if (how.flags > 0xffffffffULL) return finish(c, -EINVAL);
-  handleOpen(c, asInt(a[0]), a[1], static_cast<int>(how.flags), static_cast<unsigned>(how.mode),
+  handleOpen(c, d.dirfd, d.path, static_cast<int>(how.flags), static_cast<unsigned>(how.mode),
              how.resolve);
 }
 

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "policy/engine.h"
+#include "supervisor/notify_decode.h"
 #include "supervisor/audit_log.h"
 #include "supervisor/process_info.h"
 #include "supervisor/target_path.h"
@@ -57,7 +58,7 @@ class NotifyHandler {
 
   void dispatch(Call& call);
   void handleOpen(Call& call, int dirfd, uint64_t path, int flags, unsigned mode, uint64_t resolve);
-  void handleOpenat2(Call& call);
+  void handleOpenat2(Call& call, const DecodedCall& decoded);
   void handleCreate(Call& call, int dirfd, uint64_t path, unsigned mode, dev_t dev, int kind);
   void handleRemove(Call& call, int dirfd, uint64_t path, int flags);
   void handleRename(Call& call, int olddir, uint64_t oldpath, int newdir, uint64_t newpath,

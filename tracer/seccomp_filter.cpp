@@ -12,6 +12,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstddef>
 #include <memory>
@@ -196,6 +197,23 @@ std::vector<sock_filter> withArchGuard(std::vector<sock_filter> prog) {
 }
 
 }  // namespace
+
+std::vector<int> notifiedSyscalls(const policy::SeccompPlan& plan) {
+  std::vector<int> nrs;
+  auto add = [&nrs](std::initializer_list<Sys> list) {
+    for (const Sys& sys : list) nrs.push_back(sys.nr);
+  };
+  if (plan.notify_read_opens || plan.notify_write_opens)
+    add({{"open", __NR_open}, {"openat", __NR_openat}, {"openat2", __NR_openat2}});
+  if (plan.notify_write_opens)
+    for (const Sys& sys : kNotifyMutating) nrs.push_back(sys.nr);
+  if (plan.notify_write_opens || plan.notify_links_and_attrs)
+    for (const Sys& sys : kNotifyLinksAndAttrs) nrs.push_back(sys.nr);
+  if (plan.notify_exec) add({{"execve", __NR_execve}, {"execveat", __NR_execveat}});
+  std::sort(nrs.begin(), nrs.end());
+  nrs.erase(std::unique(nrs.begin(), nrs.end()), nrs.end());
+  return nrs;
+}
 
 Result<std::vector<sock_filter>> buildSeccompFilter(const policy::SeccompPlan& plan) {
   SeccompCtx ctx(seccomp_init(SCMP_ACT_ALLOW));

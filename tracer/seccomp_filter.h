@@ -27,6 +27,11 @@ namespace sv::tracer {
 // flags live in memory the filter cannot read, and glibc falls back to clone().
 Result<std::vector<sock_filter>> buildSeccompFilter(const policy::SeccompPlan& plan);
 
+// The syscall numbers buildSeccompFilter(plan) sends to user-notify (open and
+// openat only with write intent unless plan.notify_read_opens). The
+// supervisor's decoder must know every one (supervisor/notify_decode.h).
+std::vector<int> notifiedSyscalls(const policy::SeccompPlan& plan);
+
 // In the child after fork: installs `prog` with SECCOMP_FILTER_FLAG_NEW_LISTENER
 // and returns the listener fd, or -errno. Sets PR_SET_NO_NEW_PRIVS first (the
 // kernel requires it without CAP_SYS_ADMIN; idempotent). Async-signal-safe:
