@@ -101,7 +101,7 @@ struct AuditSink {
   // spool that holds events while the receiver is down (size cap in MiB).
   std::string ca_file;
   std::string spool_dir;  // empty: /var/tmp
-  double spool_max_mb = 64;
+  double spool_max_mb = 256;
 };
 
 struct AuditSettings {

@@ -5,6 +5,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <sys/eventfd.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -40,7 +41,10 @@ int syslogSeverity(const AuditEvent& e) {
 }  // namespace
 
 AuditLog::AuditLog(SessionInfo session, AuditLogOptions options)
-    : session_(std::move(session)), options_(options), pid_(int(::getpid())) {}
+    : session_(std::move(session)),
+      options_(options),
+      pid_(int(::getpid())),
+      wake_fd_(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) {}
 
 AuditLog::~AuditLog() { close(); }
 
@@ -86,7 +90,11 @@ Status AuditLog::addPolicySink(const policy::AuditSink& sink) {
 // (growth then only happens under backpressure, up to max_buffer_bytes).
 void AuditLog::reserveBatch(Sink& sink) const {
   constexpr size_t kLongLine = 16u << 10;  // an event with long paths and argv
-  const size_t bytes = options_.write_batch_bytes + kLongLine;
+  // A stream sink also keeps its replay window, compacted once the bytes
+  // before the window outweigh the rest: up to twice window plus batch.
+  const size_t batch = options_.write_batch_bytes + kLongLine;
+  const size_t replay = sink.transport->replayBytes();
+  const size_t bytes = replay ? 2 * (replay + batch) : batch;
   sink.buf.reserve(bytes);
   sink.line_lens.reserve(bytes / 64);
 }
@@ -244,6 +252,12 @@ uint64_t AuditLog::emitLocked(const AuditEvent& event) {
     const bool write_now = must_keep || shouldWriteNow(sink, now_ns, record.size());
     if (enqueue(sink, record, must_keep)) {
       if (!sink.loop_only && !sink.want_writable && write_now) writeSome(sink, now_ns);
+      // A network sink with a batch ready: wake the loop (once until it flushes).
+      if (sink.loop_only && !wake_sent_ && wake_fd_ &&
+          sink.pending() >= options_.write_batch_bytes) {
+        const uint64_t one = 1;
+        wake_sent_ = ::write(wake_fd_.get(), &one, sizeof one) == sizeof one;
+      }
     } else {
       drop(sink, seq);
     }
@@ -416,6 +430,11 @@ void AuditLog::flushSink(Sink& sink, timespec now, bool eager) {
 
 bool AuditLog::flush() {
   std::lock_guard lock(mu_);
+  if (wake_sent_) {
+    uint64_t n;
+    (void)!::read(wake_fd_.get(), &n, sizeof n);
+    wake_sent_ = false;
+  }
   bool done = true;
   const timespec now = realtimeNow();
   for (auto& sink : sinks_) {

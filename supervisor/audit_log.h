@@ -63,7 +63,7 @@ struct AuditLogOptions {
 struct SyslogSinkOptions {
   std::string ca_file;    // tls: the receiver's CA (PEM); empty: system trust
   std::string spool_dir;  // empty: /var/tmp
-  uint64_t spool_max_bytes = 64u << 20;  // 0: no spool, drop when memory is full
+  uint64_t spool_max_bytes = 256u << 20;  // 0: no spool, drop when memory is full
   size_t replay_bytes = 4u << 20;        // tcp/tls: resent after a reconnect
 };
 
@@ -108,6 +108,9 @@ class AuditLog {
   // Sinks with bytes pending that the kernel refused (EAGAIN): watch them for
   // POLLOUT / UV_WRITABLE and call flush().
   std::vector<int> pendingFds() const;
+  // Readable when a network sink has a batch waiting for flush() (an
+  // eventfd): watch it with the loop's timer so a burst goes out at once.
+  int wakeFd() const { return wake_fd_.get(); }
   // SIGHUP: file sinks reopen their paths (after logrotate moved them). The
   // bytes queued so far go to the new file. Returns the first error; a sink
   // that cannot reopen keeps writing to its old file.
@@ -181,6 +184,8 @@ class AuditLog {
   std::string line_;   // the encode buffer, reused by every emit()
   std::string frame_;  // a syslog sink's framed record, reused
   int pid_;            // syslog PROCID
+  UniqueFd wake_fd_;   // see wakeFd()
+  bool wake_sent_ = false;
   AuditCounters counters_;
   bool closed_ = false;
   std::vector<Error> closed_errors_;  // sink errors kept after close()

@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <climits>
 #include <cstring>
+#include <nlohmann/json.hpp>
 
 #include "supervisor/commands.h"
 #include "supervisor/doctor.h"
@@ -36,6 +37,15 @@ void registerRun(CLI::App& app, CommandContext& ctx) {
          [args](const std::string& f) { args->policy.overrides.push_back("audit.format=" + f); },
          "audit event format: native (default), ocsf or ecs")
       ->check(CLI::IsMember({"native", "ocsf", "ecs"}))
+      ->allow_extra_args(false);
+  // Shorthand for -o 'audit.sinks+={"type":"syslog","path":URL}' (RFC 5424).
+  app.add_option_function<std::string>(
+         "--audit-syslog",
+         [args](const std::string& url) {
+           args->policy.overrides.push_back(
+               "audit.sinks+=" + nlohmann::json{{"type", "syslog"}, {"path", url}}.dump());
+         },
+         "send audit events to a syslog receiver: udp|tcp|tls://HOST:PORT (repeatable)")
       ->allow_extra_args(false);
   app.add_flag("-q,--quiet", args->session.quiet, "no 'supervise: denied ...' lines on stderr");
   app.add_option("--backend", args->session.backend,

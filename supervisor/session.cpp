@@ -260,6 +260,7 @@ int runSession(const SessionOptions& options) {
   sinks.paths = options.audit_files;
   sinks.fds = options.audit_fds;
   sinks.to_stdout = options.audit_stdout;
+  sinks.policy_sinks = policy.audit.sinks;  // audit.sinks, --audit-syslog
   if (auto st = audit.open(sinks); !st) {
     say("audit: " + st.error().message());
     return kExitSupervisorError;
@@ -398,6 +399,12 @@ int runSession(const SessionOptions& options) {
     proc_events->watch(supervision, *proc.tracker());
   }
   supervision.addTimer(50, [&] { audit.flush(); });
+  supervision.watchReadable(audit.wakeFd(), [&] { audit.flush(); });
+  // SIGHUP sent to supervise reopens the audit files (logrotate) and is not
+  // relayed: a terminal hang-up reaches the command through its process group.
+  supervision.interceptSignal(SIGHUP, [&] {
+    if (auto st = audit.reopen(); !st) say("audit: " + st.error().message());
+  });
   supervision.watchChild(launched->pid, launched->pidfd.get());
   supervision.watchSignals(sigfd.get());
 

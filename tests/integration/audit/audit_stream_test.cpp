@@ -3,6 +3,8 @@
 // gap-free, and --audit-format ocsf|ecs write the same run in those shapes.
 // Needs root and seccomp user-notify (GTEST_SKIP otherwise).
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -91,6 +93,62 @@ TEST_F(AuditStream, OcsfAndEcsCarryTheSameRun) {
                   e.contains("file") && e["rule"].contains("id");
   }
   EXPECT_TRUE(ecs_denied);
+}
+
+// logrotate: the file is moved away, SIGHUP to supervise reopens the path;
+// the command does not get the SIGHUP (sh would die of it: exit 129), and
+// rotation by size from the policy keeps maxFiles files, each within the cap.
+TEST_F(AuditStream, SighupReopensTheFileAndIsNotRelayed) {
+  const std::string audit = dir_ + "/audit.jsonl";
+  const std::string script = "touch one; while [ ! -e go ]; do sleep 0.05; done; touch two";
+  const std::string cmd = "cd " + dir_ + " && exec " + SUPERVISE_BIN + " --quiet --audit-file " +
+                          audit + " -- /bin/sh -c '" + script + "' >/dev/null 2>" + dir_ +
+                          "/stderr";
+  pid_t pid = fork();
+  if (pid == 0) {
+    execl("/bin/sh", "sh", "-c", cmd.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  auto has = [&](const std::string& path, const std::string& what) {
+    std::ifstream in(path);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str().find(what) != std::string::npos;
+  };
+  for (int i = 0; i < 200 && !has(audit, dir_ + "/one"); ++i) usleep(50000);
+  ASSERT_EQ(::rename(audit.c_str(), (audit + ".1").c_str()), 0);
+  ASSERT_EQ(::kill(pid, SIGHUP), 0);
+  for (int i = 0; i < 200 && ::access(audit.c_str(), F_OK) != 0; ++i) usleep(20000);
+  std::ofstream(dir_ + "/go").close();
+  int st = 0;
+  waitpid(pid, &st, 0);
+  if (WIFEXITED(st) && WEXITSTATUS(st) == 125) GTEST_SKIP() << "needs a host supervise can enforce on";
+  EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) << "status " << st << " (129: SIGHUP relayed)";
+  EXPECT_TRUE(has(audit + ".1", dir_ + "/one"));
+  EXPECT_FALSE(has(audit + ".1", dir_ + "/two"));
+  EXPECT_TRUE(has(audit, dir_ + "/two"));
+  auto after = lines(audit);
+  ASSERT_FALSE(after.empty());
+  EXPECT_EQ(after.back()["operation"], "end");
+}
+
+TEST_F(AuditStream, PolicyFileSinkRotatesBySize) {
+  const std::string audit = dir_ + "/rot.jsonl";
+  const std::string cmd = "cd " + dir_ + " && " + SUPERVISE_BIN +
+                          " --quiet -o 'audit.sinks+={\"type\":\"file\",\"path\":\"" + audit +
+                          "\",\"maxSizeMb\":0.01,\"maxFiles\":3}' -- /bin/sh -c "
+                          "'for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do "
+                          "echo $i > f$i; done' >/dev/null 2>" + dir_ + "/stderr";
+  const int st = std::system(cmd.c_str());
+  if (WIFEXITED(st) && WEXITSTATUS(st) == 125) GTEST_SKIP() << "needs a host supervise can enforce on";
+  ASSERT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+  struct stat sb {};
+  for (const std::string& f : {audit, audit + ".1", audit + ".2"}) {
+    ASSERT_EQ(::stat(f.c_str(), &sb), 0) << f;
+    EXPECT_LE(sb.st_size, 10485) << f;
+  }
+  EXPECT_NE(::stat((audit + ".3").c_str(), &sb), 0);
+  EXPECT_EQ(lines(audit).back()["operation"], "end");
 }
 
 }  // namespace
