@@ -26,6 +26,8 @@
 #include <string>
 #include <vector>
 
+#include "net_event_util.h"
+
 namespace sv::tracer {
 namespace {
 
@@ -271,20 +273,11 @@ class NetFilterTest : public ::testing::Test {
     return results;
   }
 
-  std::vector<NetEvent> childEvents() {
-    std::vector<NetEvent> out;
-    filter_->consume([&](const NetEvent& e) {
-      if (e.tgid == static_cast<uint32_t>(child_pid_)) out.push_back(e);
-    });
-    return out;
-  }
+  std::vector<NetEvent> childEvents() { return testing::eventsOf(*filter_, child_pid_); }
 
   static const NetEvent* find(const std::vector<NetEvent>& evs, uint8_t op, const std::string& addr,
                               uint16_t port) {
-    Ip6 want = ip(addr);
-    for (const auto& e : evs)
-      if (e.op == op && e.addr == want && e.port == port) return &e;
-    return nullptr;
+    return testing::findEvent(evs, op, ip(addr), port);
   }
 
   TestNet net_;

@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "supervisor/dns_message.h"
+#include "../bpf/net_event_util.h"
 #include "dns_test_host.h"
 
 namespace sv::supervisor {
@@ -221,13 +222,7 @@ class DnsAllowTest : public ::testing::Test {
     return results;
   }
 
-  std::vector<NetEvent> childEvents() {
-    std::vector<NetEvent> out;
-    filter_->consume([&](const NetEvent& e) {
-      if (e.tgid == static_cast<uint32_t>(child_pid_)) out.push_back(e);
-    });
-    return out;
-  }
+  std::vector<NetEvent> childEvents() { return tracer::testing::eventsOf(*filter_, child_pid_); }
 
   static int count(const std::vector<NetEvent>& evs, uint8_t op, const Ip6& addr, uint16_t port) {
     int n = 0;
@@ -236,9 +231,7 @@ class DnsAllowTest : public ::testing::Test {
   }
   static const NetEvent* find(const std::vector<NetEvent>& evs, uint8_t op, const Ip6& addr,
                               uint16_t port) {
-    for (const auto& e : evs)
-      if (e.op == op && e.addr == addr && e.port == port) return &e;
-    return nullptr;
+    return tracer::testing::findEvent(evs, op, addr, port);
   }
 
   int own_netns_ = -1;
