@@ -98,14 +98,23 @@ TEST(LsmBackend, HostChoiceLoadsNothing) {
   EXPECT_NE(forced.error().message().find("bpf-lsm"), std::string::npos);
 }
 
-TEST(LsmAuditEvent, FileDenial) {
+// One LSM event of a kind, and the audit event made of it.
+AuditEvent audited(policy::LsmOp op, uint8_t verdict, uint8_t hook, const std::string& rule,
+                   const std::string& path = "", uint8_t flags = 0) {
   tracer::LsmEvent e;
-  e.op = policy::LsmOp::Write;
-  e.verdict = policy::kLsmDeny;
-  e.hook = tracer::kLsmHookFileOpen;
-  e.path = "/ws/.env";
+  e.op = op;
+  e.verdict = verdict;
+  e.hook = hook;
+  e.path = path;
+  e.flags = flags;
   AuditEvent ev;
-  fillLsmAuditEvent(e, "deny-write-env", false, ev);
+  fillLsmAuditEvent(e, rule, false, ev);
+  return ev;
+}
+
+TEST(LsmAuditEvent, FileDenial) {
+  const AuditEvent ev = audited(policy::LsmOp::Write, policy::kLsmDeny, tracer::kLsmHookFileOpen,
+                                "deny-write-env", "/ws/.env");
   EXPECT_EQ(ev.category, "file");
   EXPECT_EQ(ev.operation, "write");
   EXPECT_EQ(ev.decision, "deny");
@@ -117,14 +126,8 @@ TEST(LsmAuditEvent, FileDenial) {
 }
 
 TEST(LsmAuditEvent, AuditModeIsWouldDenyWithoutErrno) {
-  tracer::LsmEvent e;
-  e.op = policy::LsmOp::Read;
-  e.verdict = policy::kLsmDeny;
-  e.hook = tracer::kLsmHookFileOpen;
-  e.flags = tracer::kLsmEventFlagAudit;
-  e.path = "/srv/x";
-  AuditEvent ev;
-  fillLsmAuditEvent(e, "default-deny-read", false, ev);
+  const AuditEvent ev = audited(policy::LsmOp::Read, policy::kLsmDeny, tracer::kLsmHookFileOpen,
+                                "default-deny-read", "/srv/x", tracer::kLsmEventFlagAudit);
   EXPECT_EQ(ev.operation, "open");
   EXPECT_EQ(ev.decision, "would-deny");
   EXPECT_EQ(ev.err, 0);
@@ -138,12 +141,7 @@ TEST(LsmAuditEvent, PathHooksNameTheirOperation) {
       {tracer::kLsmHookPathChmod, "chmod"},      {tracer::kLsmHookPathChown, "chown"},
       {tracer::kLsmHookPathSymlink, "symlink"},  {tracer::kLsmHookPathMkdir, "mkdir"}};
   for (const auto& [hook, name] : cases) {
-    tracer::LsmEvent e;
-    e.op = policy::LsmOp::Write;
-    e.verdict = policy::kLsmAllow;
-    e.hook = hook;
-    AuditEvent ev;
-    fillLsmAuditEvent(e, "workspace", false, ev);
+    const AuditEvent ev = audited(policy::LsmOp::Write, policy::kLsmAllow, hook, "workspace");
     EXPECT_EQ(ev.operation, name);
     EXPECT_EQ(ev.decision, "allow");
     EXPECT_EQ(ev.err, 0);
@@ -151,13 +149,8 @@ TEST(LsmAuditEvent, PathHooksNameTheirOperation) {
 }
 
 TEST(LsmAuditEvent, ExecAndNetwork) {
-  tracer::LsmEvent exec;
-  exec.op = policy::LsmOp::Exec;
-  exec.verdict = policy::kLsmDeny;
-  exec.hook = tracer::kLsmHookBprmCheck;
-  exec.path = "/srv/prog";
-  AuditEvent ev;
-  fillLsmAuditEvent(exec, "default-deny-exec", false, ev);
+  const AuditEvent ev = audited(policy::LsmOp::Exec, policy::kLsmDeny,
+                                tracer::kLsmHookBprmCheck, "default-deny-exec", "/srv/prog");
   EXPECT_EQ(ev.category, "exec");
   EXPECT_EQ(ev.operation, "exec");
   EXPECT_EQ(ev.exec.path, "/srv/prog");

@@ -35,6 +35,7 @@
 #include "policy/compile.h"
 #include "policy/engine.h"
 #include "policy/load.h"
+#include "tests/integration/lsm/lsm_test_util.h"
 #include "tracer/net_filter.h"  // ScratchCgroup, currentCgroup2Dir
 
 namespace sv::tracer {
@@ -43,10 +44,7 @@ namespace {
 namespace fs = std::filesystem;
 using policy::LsmOp;
 
-bool requireLsm() {
-  const char* v = std::getenv("SV_REQUIRE_BPF_LSM");
-  return v && std::string(v) == "1";
-}
+using lsm_test::requireLsm;
 
 void touch(const std::string& path, const std::string& text = "x") { std::ofstream(path) << text; }
 
@@ -63,26 +61,14 @@ class BpfLsm : public ::testing::Test {
       if (requireLsm()) FAIL() << "SV_REQUIRE_BPF_LSM=1 but not root";
       GTEST_SKIP() << "needs root: euid " << geteuid();
     }
-    // Probed once per binary: a load costs seconds in a TCG guest.
-    static const std::pair<bool, std::string> probe = [] {
-      std::string detail;
-      auto usable = probeBpfLsm(&detail);
-      if (!usable.ok()) return std::make_pair(false, usable.error().message());
-      return std::make_pair(*usable, detail);
-    }();
+    const auto& probe = lsm_test::lsmProbe();
     if (!probe.first) {
       const std::string& why = probe.second;
       if (requireLsm()) FAIL() << "SV_REQUIRE_BPF_LSM=1 but the BPF LSM is unusable: " << why;
       GTEST_SKIP() << "needs the BPF LSM: " << why;
     }
-    // Not under /tmp: the presets make /tmp writable, and the tests need a
-    // place outside every root. tools/vm/run offers a guest tmpfs.
-    const char* scratch = std::getenv("SV_SCRATCH_DIR");
-    std::string base = scratch && *scratch ? scratch : "/srv";
-    fs::create_directories(base);
-    std::string tmpl = base + "/sv-lsm-test-XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl.data()), nullptr) << tmpl;
-    root_ = tmpl;
+    root_ = lsm_test::makeScratchDir("sv-lsm-test");
+    ASSERT_FALSE(root_.empty()) << "mkdtemp: " << std::strerror(errno);
     ws_ = root_ + "/ws";
     outside_ = root_ + "/outside";
     fs::create_directories(ws_ + "/.git/hooks");

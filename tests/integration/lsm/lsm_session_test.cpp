@@ -20,6 +20,7 @@
 
 #include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -28,7 +29,7 @@
 #include <string>
 #include <vector>
 
-#include "tracer/lsm_filter.h"
+#include "tests/integration/lsm/lsm_test_util.h"
 
 extern char** environ;
 
@@ -41,21 +42,8 @@ using json = nlohmann::json;
 constexpr const char* kSupervise = SV_SUPERVISE_BIN;
 constexpr const char* kRoutes = SV_LSM_ROUTES_BIN;
 
-bool requireLsm() {
-  const char* v = std::getenv("SV_REQUIRE_BPF_LSM");
-  return v && std::string(v) == "1";
-}
-
-// Probed once per binary: a load costs seconds in a TCG guest.
-const std::pair<bool, std::string>& lsmProbe() {
-  static const std::pair<bool, std::string> probe = [] {
-    std::string detail;
-    auto usable = tracer::probeBpfLsm(&detail);
-    if (!usable.ok()) return std::make_pair(false, usable.error().message());
-    return std::make_pair(*usable, detail);
-  }();
-  return probe;
-}
+using lsm_test::lsmProbe;
+using lsm_test::requireLsm;
 
 std::string readFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -83,14 +71,8 @@ class LsmSession : public ::testing::Test {
       if (requireLsm()) FAIL() << "SV_REQUIRE_BPF_LSM=1 but not root";
       GTEST_SKIP() << "needs root: euid " << geteuid();
     }
-    // Not under /tmp (the preset makes it writable): the tests need a place
-    // outside every root. tools/vm/run offers a guest tmpfs at /mnt.
-    const char* scratch = std::getenv("SV_SCRATCH_DIR");
-    std::string base = scratch && *scratch ? scratch : "/srv";
-    fs::create_directories(base);
-    std::string tmpl = base + "/sv-lsm-session-XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl.data()), nullptr) << tmpl;
-    root_ = tmpl;
+    root_ = lsm_test::makeScratchDir("sv-lsm-session");
+    ASSERT_FALSE(root_.empty()) << "mkdtemp: " << std::strerror(errno);
     ws_ = root_ + "/ws";
     outside_ = root_ + "/outside";
     fs::create_directories(ws_ + "/.git/hooks");
