@@ -1,5 +1,6 @@
 // AuditLog: sinks, gap-free seq, non-blocking writes and drop accounting.
 #include "supervisor/audit_log.h"
+#include "tests/unit/audit/audit_test_util.h"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -66,24 +67,8 @@ struct Pipe {
   }
 };
 
-class TempDir {
- public:
-  TempDir() {
-    char tmpl[] = "/tmp/sv-audit-test-XXXXXX";
-    SV_CHECK(mkdtemp(tmpl) != nullptr);
-    path_ = tmpl;
-  }
-  ~TempDir() { std::system(("rm -rf " + path_).c_str()); }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
+using test::slurp;
+using test::TempDir;
 
 TEST(AuditLogTest, FileSinkAppendsLinesWithMode0600) {
   TempDir dir;

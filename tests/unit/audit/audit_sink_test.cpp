@@ -26,6 +26,7 @@
 #include "supervisor/audit/sinks/spool.h"
 #include "supervisor/audit/sinks/syslog_frame.h"
 #include "supervisor/audit_log.h"
+#include "tests/unit/audit/audit_test_util.h"
 #include "tests/unit/audit/syslog_parse.h"
 
 namespace sv::supervisor {
@@ -45,24 +46,8 @@ AuditEvent decision(const std::string& verdict, const std::string& path = "/work
   return e;
 }
 
-class TempDir {
- public:
-  TempDir() {
-    char tmpl[] = "/tmp/sv-sink-test-XXXXXX";
-    SV_CHECK(mkdtemp(tmpl) != nullptr);
-    path_ = tmpl;
-  }
-  ~TempDir() { std::system(("rm -rf " + path_).c_str()); }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
+using test::slurp;
+using test::TempDir;
 
 std::vector<json> jsonLines(const std::string& text) {
   std::vector<json> out;
