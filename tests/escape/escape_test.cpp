@@ -39,9 +39,9 @@
 #include <thread>
 #include <vector>
 
+#include "tests/common/host_features.h"
+#include "tests/common/run_command.h"
 #include "tracer/net_filter.h"
-
-extern char** environ;
 
 namespace sv::escape {
 namespace {
@@ -54,12 +54,7 @@ constexpr const char* kProgs = SV_ESCAPE_PROGS_DIR;
 constexpr const char* kIp = "/usr/sbin/ip";
 constexpr int kBlocked = 0, kEscaped = 66;  // attack.h
 
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using test::slurp;
 
 // An attack program, copied once per test run into /tmp: the build tree may
 // lie outside the default preset's readable (and so executable) roots, and
@@ -75,18 +70,8 @@ std::string prog(const std::string& name) {
   return copy;
 }
 
-// The host features the suite needs; "" when all are there.
-std::string missingFeature() {
-  if (::geteuid() != 0) return "needs root: euid " + std::to_string(::geteuid());
-  long abi = ::syscall(SYS_landlock_create_ruleset, nullptr, 0, LANDLOCK_CREATE_RULESET_VERSION);
-  if (abi < 6) return "needs Landlock ABI >= 6 (scoping): got " + std::to_string(abi);
-  if (slurp("/proc/self/mountinfo").find(" - cgroup2 ") == std::string::npos)
-    return "needs cgroup v2: no cgroup2 line in /proc/self/mountinfo";
-  if (slurp("/proc/sys/kernel/seccomp/actions_avail").find("user_notif") == std::string::npos)
-    return "needs seccomp user-notify: not in actions_avail";
-  if (::access(kSupervise, X_OK) != 0) return std::string("needs ") + kSupervise;
-  return "";
-}
+// The host features the suite needs (Landlock scoping: ABI 6); "" when all are there.
+std::string missingFeature() { return test::missingSessionFeature(kSupervise, 6); }
 
 // Everything about .env an attack could change.
 std::string fileState(const std::string& path) {
@@ -130,47 +115,15 @@ struct Outcome {
   }
 };
 
-// Starts argv with stdout/stderr in files (a pipe could be held open by a
-// straggler), optionally inside a network namespace, and waits at most 60 s.
+// Runs argv in cwd (optionally inside a network namespace), at most 60 s;
+// see tests/common/run_command.h.
 Outcome runCommand(const std::vector<std::string>& argv, const std::string& cwd,
                    const std::string& out_base, const std::string& netns = "") {
-  std::vector<char*> cargv;
-  for (const auto& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
-  cargv.push_back(nullptr);
-  const std::string out_path = out_base + ".out", err_path = out_base + ".err";
-  pid_t pid = ::fork();
-  if (pid == 0) {
-    if (!netns.empty()) {
-      int fd = ::open(netns.c_str(), O_RDONLY | O_CLOEXEC);
-      if (fd < 0 || ::setns(fd, CLONE_NEWNET) != 0) ::_exit(121);
-    }
-    int in = ::open("/dev/null", O_RDONLY);
-    int out = ::open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    int err = ::open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (in < 0 || out < 0 || err < 0 || ::chdir(cwd.c_str()) != 0) ::_exit(122);
-    ::dup2(in, 0);
-    ::dup2(out, 1);
-    ::dup2(err, 2);
-    ::close_range(3, ~0U, 0);
-    ::execve(cargv[0], cargv.data(), environ);
-    ::_exit(127);
-  }
-  Outcome o;
-  int status = 0;
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  while (::waitpid(pid, &status, WNOHANG) == 0) {
-    if (std::chrono::steady_clock::now() > deadline) {
-      ::kill(pid, SIGKILL);
-      ::waitpid(pid, &status, 0);
-      o.err = "(timed out)\n";
-      break;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  o.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  o.out = slurp(out_path);
-  o.err += slurp(err_path);
-  return o;
+  test::CommandOptions options;
+  options.cwd = cwd;
+  options.netns = netns;
+  const test::CommandResult r = test::runCommand(argv, out_base, options);
+  return Outcome{r.status, r.out, (r.timed_out ? "(timed out)\n" : "") + r.err, {}};
 }
 
 // A process outside the session (same uid as the command) that the tests

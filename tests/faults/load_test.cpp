@@ -5,10 +5,8 @@
 // supervisor's memory does not grow with the work (peak RSS sampled from
 // /proc while it runs).
 #include <gtest/gtest.h>
-#include <linux/landlock.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -19,6 +17,7 @@
 #include <thread>
 #include <vector>
 
+#include "tests/common/host_features.h"
 #include "tests/common/run_command.h"
 
 namespace sv::faults {
@@ -30,18 +29,6 @@ using json = nlohmann::json;
 constexpr const char* kSupervise = SV_SUPERVISE_BIN;
 constexpr const char* kProgs = SV_FAULT_PROGS_DIR;
 
-std::string missingFeature() {
-  if (::geteuid() != 0) return "needs root: euid " + std::to_string(::geteuid());
-  long abi = ::syscall(SYS_landlock_create_ruleset, nullptr, 0, LANDLOCK_CREATE_RULESET_VERSION);
-  if (abi <= 0) return "needs Landlock: landlock_create_ruleset = " + std::to_string(abi);
-  if (test::slurp("/proc/self/mountinfo").find(" - cgroup2 ") == std::string::npos)
-    return "needs cgroup v2: no cgroup2 line in /proc/self/mountinfo";
-  if (test::slurp("/proc/sys/kernel/seccomp/actions_avail").find("user_notif") ==
-      std::string::npos)
-    return "needs seccomp user-notify: not in actions_avail";
-  if (::access(kSupervise, X_OK) != 0) return std::string("needs ") + kSupervise;
-  return "";
-}
 
 // VmHWM of a live process in KiB, 0 once it is gone.
 long peakRssKib(pid_t pid) {
@@ -82,7 +69,7 @@ struct RunOutcome {
 class Load : public testing::Test {
  protected:
   void SetUp() override {
-    const std::string missing = missingFeature();
+    const std::string missing = test::missingSessionFeature(kSupervise);
     if (!missing.empty()) GTEST_SKIP() << missing;
     char tmpl[] = "/tmp/sv-load-XXXXXX";
     ASSERT_NE(::mkdtemp(tmpl), nullptr);
