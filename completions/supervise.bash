@@ -55,15 +55,23 @@ _supervise() {
       [[ ${COMPREPLY[0]} == *= ]] && compopt -o nospace 2>/dev/null
       return
       ;;
-    --audit-fd | --profile) return ;;
+    --audit-fd | --profile | --audit-syslog) return ;;
+    --audit-format)
+      COMPREPLY=($(compgen -W "native ocsf ecs" -- "$cur"))
+      return
+      ;;
+    --backend)
+      COMPREPLY=($(compgen -W "auto host bpf-lsm" -- "$cur"))
+      return
+      ;;
   esac
 
   local policy_opts="--policy --preset -o --set --workspace"
   case $sub in
     "")
       if [[ $cur == -* ]]; then
-        COMPREPLY=($(compgen -W "$policy_opts --audit-file --audit-fd --audit-stdout --quiet
-          --help --version --" -- "$cur"))
+        COMPREPLY=($(compgen -W "$policy_opts --audit-file --audit-fd --audit-stdout
+          --audit-syslog --audit-format --backend --quiet --help --version --" -- "$cur"))
       else
         COMPREPLY=($(compgen -W "doctor status check validate explain policy" -- "$cur"))
       fi
