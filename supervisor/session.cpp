@@ -193,6 +193,8 @@ int runSession(const SessionOptions& options) {
     // programs stay as a second line and report only what they alone refuse.
     net_options.deny_events_only =
         policy.audit.level == policy::AuditLevel::Deny || (lsm && lsm->decidesNetwork());
+    // audit.level deny still records every connect (allowed ones too).
+    net_options.report_connects = !(lsm && lsm->decidesNetwork());
     net_options.audit_only = policy.mode == policy::Mode::Audit;  // would-deny, never block
     addDnsProxyOptions(compiled.network, net_options);  // domain entries (dns_allow.h)
     net_options.unix_paths = !tracer::testDisabled("bpf-unix");  // as on a kernel < 6.7

@@ -328,6 +328,7 @@ Result<NetFilter> NetFilter::load(const policy::NetworkPlan& plan, int cgroup_fd
   auto* ro = s->skel->rodata;
   ro->sv_net_mode = static_cast<uint32_t>(plan.mode);
   ro->sv_net_deny_events_only = options.deny_events_only ? 1 : 0;
+  ro->sv_net_report_connects = options.report_connects ? 1 : 0;
   ro->sv_net_allow_raw = options.allow_raw_sockets ? 1 : 0;
   ro->sv_net_audit_only = options.audit_only ? 1 : 0;
   ro->sv_net_port_ranges_max = s->port_ranges_max;

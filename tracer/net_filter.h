@@ -52,7 +52,8 @@ inline constexpr uint8_t kNetFlagAudit = 0x2;   // deny reported, not enforced (
 inline constexpr uint32_t kNetRuleNone = 0xffffffffu;
 
 struct NetFilterOptions {
-  bool deny_events_only = false;   // report only denials
+  bool deny_events_only = false;   // report only denials...
+  bool report_connects = false;    // ...and every connect all the same (audit.level deny)
   bool allow_raw_sockets = false;  // SOCK_RAW and ICMP ping sockets
   bool audit_only = false;         // report would-deny decisions, enforce nothing
   // Port ranges per address block the programs must handle beyond what the

@@ -159,6 +159,14 @@ static __always_inline void sv_net_fill_event(struct sv_net_event *e, __u8 op,
 		__builtin_memset(e->addr, 0, sizeof(e->addr));
 }
 
+/* Whether a decision is reported (sv_net_deny_events_only, sv_net_report_connects). */
+static __always_inline bool sv_net_reported(__u8 op, __u8 decision)
+{
+	if (!sv_net_deny_events_only || decision != SV_NET_ALLOW)
+		return true;
+	return sv_net_report_connects && (op == SV_NET_OP_CONNECT || op == SV_NET_OP_UNIX_CONNECT);
+}
+
 /* Reports one decision (see sv_net_fill_event). */
 static __always_inline void sv_net_emit(__u8 op, const struct sv_net_verdict *v, __u8 family,
 					__u8 sock_type, __u8 protocol, __u16 port,
@@ -166,7 +174,7 @@ static __always_inline void sv_net_emit(__u8 op, const struct sv_net_verdict *v,
 {
 	struct sv_net_event *e;
 
-	if (sv_net_deny_events_only && v->decision == SV_NET_ALLOW)
+	if (!sv_net_reported(op, v->decision))
 		return;
 	e = bpf_ringbuf_reserve(&sv_net_events, sizeof(*e), 0);
 	if (!e) {

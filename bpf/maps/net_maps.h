@@ -11,8 +11,11 @@
 /* @brief Load-time policy, fixed between open and load (frozen .rodata, so
  * the verifier prunes the branches a mode never takes). */
 const volatile __u32 sv_net_mode = SV_NET_MODE_NONE;
-/* @brief Report only denials (audit volume control). */
+/* @brief Report only denials (audit volume control)... */
 const volatile __u32 sv_net_deny_events_only = 0;
+/* @brief ...and yet every connect, allowed ones too (audit.level `deny` still
+ * records connects; off where another backend reports them). */
+const volatile __u32 sv_net_report_connects = 0;
 /* @brief Audit only: decide and report as usual, but let every syscall through
  * (policy `mode: audit`; denials carry SV_NET_EVENT_F_AUDIT). */
 const volatile __u32 sv_net_audit_only = 0;

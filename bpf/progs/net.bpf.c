@@ -264,7 +264,7 @@ static __always_inline int sv_net_check_unix(struct bpf_sock_addr *ctx, __u8 op)
 		v.rule_index = *rule;
 	}
 report:
-	if (!(sv_net_deny_events_only && v.decision == SV_NET_ALLOW)) {
+	if (sv_net_reported(op, v.decision)) {
 		e = bpf_ringbuf_reserve(&sv_net_events, sizeof(*e), 0);
 		if (e) {
 			sv_net_fill_event(&e->base, op, &v, SV_AF_UNIX, ctx->type, 0, 0, NULL,

@@ -548,6 +548,25 @@ TEST_F(NetFilterTest, AllModeWithDenyEventsOnlyReportsNothingForAllows) {
   EXPECT_EQ(evs[0].decision, kNetDeny);
 }
 
+// audit.level deny: denials, and every connect all the same (allowed ones
+// too), but no allowed datagram.
+TEST_F(NetFilterTest, DenyEventsOnlyStillReportsEveryConnect) {
+  NetworkPlan plan;
+  plan.mode = NetworkMode::All;
+  load(plan, NetFilterOptions{.deny_events_only = true, .report_connects = true});
+  auto r = runChild([](const ChildEnv&) {
+    return std::vector<int>{tcpConnect(kHostV4, kHostPort), udpSend(kHostV4, 53)};
+  });
+  ASSERT_EQ(r.size(), 2u);
+  EXPECT_EQ(r[0], 0) << strerror(r[0]);
+  EXPECT_EQ(r[1], 0) << strerror(r[1]);
+  auto evs = childEvents();
+  ASSERT_EQ(evs.size(), 1u);
+  EXPECT_EQ(evs[0].op, kNetOpConnect);
+  EXPECT_EQ(evs[0].decision, kNetAllow);
+  EXPECT_EQ(evs[0].port, kHostPort);
+}
+
 TEST_F(NetFilterTest, AuditOnlyReportsWouldDenyAndEnforcesNothing) {
   load(localhostPlan(), NetFilterOptions{.audit_only = true});
   auto r = runChild([](const ChildEnv&) {
