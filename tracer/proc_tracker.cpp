@@ -1,5 +1,5 @@
-// ProcTracker implementation: kernel layout from BTF, file identities, the
-// skeleton's lifetime and its ring buffer; see proc_tracker.h.
+// ProcTracker implementation: the skeleton's lifetime, the per-boot layout
+// cache and keeper links, and the ring buffer; see proc_tracker.h.
 //
 // Ordering matters: the session cgroup is in sv_proc_cgroup before any
 // program is attached (an empty cgroup array matches nothing, so the programs
@@ -9,25 +9,21 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <fcntl.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
-#include <sys/sysmacros.h>
 #include <unistd.h>
-
-#include <initializer_list>
 
 #include <algorithm>
 #include <cstdarg>
 #include <cstdio>
 #include <cstring>
 #include <exception>
-#include <mutex>
+#include <initializer_list>
 #include <string_view>
-#include <unordered_map>
 
 #include "common/unique_fd.h"
 #include "shared/proc_abi.h"
 #include "sv_proc.skel.h"
+#include "tracer/read_file.h"
 
 namespace sv::tracer {
 namespace {
@@ -38,182 +34,6 @@ static_assert(sizeof(sv_proc_event) == 48 + 16 + SV_PROC_COMM_LEN + SV_PROC_FILE
 static_assert(sizeof(sv_proc_approval) == 8 + 16 * SV_PROC_MAX_APPROVED, "approval ABI");
 static_assert(sizeof(sv_proc_layout) == 56, "layout ABI");
 static_assert(kMaxExecFiles == SV_PROC_MAX_APPROVED, "approval size");
-
-// ---- BTF scan ---------------------------------------------------------------
-// The few structs we need out of ~130k types: one pass indexes every type's
-// position, then each wanted member is found by name, through anonymous
-// struct/union members (mm_struct keeps arg_start in one).
-
-constexpr uint16_t kBtfMagic = 0xeb9f;
-enum BtfKind : uint32_t {
-  kInt = 1, kPtr, kArray, kStruct, kUnion, kEnum, kFwd, kTypedef, kVolatile, kConst, kRestrict,
-  kFunc, kFuncProto, kVar, kDatasec, kFloat, kDeclTag, kTypeTag, kEnum64,
-};
-
-struct BtfHeader {
-  uint16_t magic;
-  uint8_t version, flags;
-  uint32_t hdr_len, type_off, type_len, str_off, str_len;
-};
-struct BtfType {
-  uint32_t name_off, info, size_or_type;
-};
-struct BtfMember {
-  uint32_t name_off, type, offset;
-};
-
-class BtfIndex {
- public:
-  Status parse(std::string_view blob) {
-    if (blob.size() < sizeof(BtfHeader)) return Error{EINVAL, "BTF: truncated header"};
-    BtfHeader h;
-    std::memcpy(&h, blob.data(), sizeof h);
-    if (h.magic != kBtfMagic) return Error{EINVAL, "BTF: bad magic"};
-    const size_t base = h.hdr_len;
-    if (base + size_t(h.type_off) + h.type_len > blob.size() ||
-        base + size_t(h.str_off) + h.str_len > blob.size())
-      return Error{EINVAL, "BTF: sections out of range"};
-    types_ = blob.substr(base + h.type_off, h.type_len);
-    strings_ = blob.substr(base + h.str_off, h.str_len);
-    offsets_.reserve(types_.size() / 16);
-    offsets_.push_back(0);  // type id 0 is void
-    size_t pos = 0;
-    while (pos + sizeof(BtfType) <= types_.size()) {
-      offsets_.push_back(static_cast<uint32_t>(pos));
-      const BtfType t = typeAt(pos);
-      const uint32_t vlen = t.info & 0xffff;
-      size_t extra = 0;
-      switch ((t.info >> 24) & 0x1f) {
-        case kInt: case kVar: case kDeclTag: extra = 4; break;
-        case kArray: extra = 12; break;
-        case kStruct: case kUnion: case kDatasec: case kEnum64: extra = 12 * size_t(vlen); break;
-        case kEnum: case kFuncProto: extra = 8 * size_t(vlen); break;
-        default: break;
-      }
-      pos += sizeof(BtfType) + extra;
-    }
-    return {};
-  }
-
-  // Type id of the struct named `name`, 0 if none.
-  uint32_t findStruct(std::string_view name) const {
-    for (uint32_t id = 1; id < offsets_.size(); ++id) {
-      const BtfType t = typeAt(offsets_[id]);
-      if (kindOf(t) == kStruct && str(t.name_off) == name) return id;
-    }
-    return 0;
-  }
-
-  // Byte offset of member `name` in struct/union `id`, searching anonymous
-  // members too; -1 when absent (or a bitfield).
-  long memberOffset(uint32_t id, std::string_view name, int depth = 0) const {
-    if (id == 0 || id >= offsets_.size() || depth > 8) return -1;
-    const BtfType t = typeAt(offsets_[id]);
-    if (kindOf(t) != kStruct && kindOf(t) != kUnion) return -1;
-    const bool kind_flag = t.info >> 31;
-    for (uint32_t i = 0; i < (t.info & 0xffff); ++i) {
-      BtfMember m;
-      std::memcpy(&m, types_.data() + offsets_[id] + sizeof(BtfType) + 12 * i, sizeof m);
-      const uint32_t bits = kind_flag ? (m.offset & 0xffffff) : m.offset;
-      if (bits % 8 != 0) continue;
-      if (m.name_off != 0) {
-        if (str(m.name_off) == name) return bits / 8;
-        continue;
-      }
-      const long inner = memberOffset(m.type, name, depth + 1);
-      if (inner >= 0) return bits / 8 + inner;
-    }
-    return -1;
-  }
-
- private:
-  BtfType typeAt(size_t pos) const {
-    BtfType t;
-    std::memcpy(&t, types_.data() + pos, sizeof t);
-    return t;
-  }
-  static uint32_t kindOf(const BtfType& t) { return (t.info >> 24) & 0x1f; }
-  std::string_view str(uint32_t off) const {
-    if (off >= strings_.size()) return {};
-    const char* p = strings_.data() + off;
-    return std::string_view(p, ::strnlen(p, strings_.size() - off));
-  }
-
-  std::string_view types_, strings_;
-  std::vector<uint32_t> offsets_;  // type id → position in types_
-};
-
-// The whole file, read until EOF.
-Result<std::string> readAll(const std::string& path) {
-  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (!fd) return errnoError("open " + path);
-  std::string out;
-  struct stat st;
-  // /proc files report size 0: start small (zero-filling a large guess
-  // showed up as 10% of a session's start-up CPU), double as needed.
-  out.resize(::fstat(fd.get(), &st) == 0 && st.st_size > 0 ? size_t(st.st_size) + 1 : 16 << 10);
-  size_t used = 0;
-  for (;;) {
-    if (used == out.size()) out.resize(out.size() * 2);
-    const ssize_t n = ::read(fd.get(), out.data() + used, out.size() - used);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return errnoError("read " + path);
-    }
-    if (n == 0) break;
-    used += size_t(n);
-  }
-  out.resize(used);
-  return out;
-}
-
-// ---- file identities ----------------------------------------------------------
-
-// "key:\tvalue" in a /proc text file's contents, as a number; -1 if absent.
-long long procField(std::string_view text, std::string_view key) {
-  size_t at = 0;
-  while ((at = text.find(key, at)) != std::string_view::npos) {
-    if (at == 0 || text[at - 1] == '\n') return std::strtoll(text.data() + at + key.size(), nullptr, 10);
-    at += key.size();
-  }
-  return -1;
-}
-
-// mount id → super_block.s_dev, from mountinfo's "major:minor" (sb->s_dev
-// exactly). Mount ids are unique system-wide, so entries never go stale in
-// a way that matters: a reused id is re-read when it misses.
-class MountDevs {
- public:
-  Result<uint32_t> devOf(long long mnt_id) {
-    std::lock_guard lock(mu_);
-    if (auto it = devs_.find(mnt_id); it != devs_.end()) return it->second;
-    auto text = readAll("/proc/self/mountinfo");
-    if (!text) return text.error();
-    devs_.clear();
-    std::string_view rest = *text;
-    while (!rest.empty()) {
-      const size_t nl = rest.find('\n');
-      const std::string_view line = rest.substr(0, nl);
-      rest = nl == std::string_view::npos ? std::string_view() : rest.substr(nl + 1);
-      long long id = 0, parent = 0;
-      unsigned major = 0, minor = 0;
-      if (std::sscanf(std::string(line.substr(0, 64)).c_str(), "%lld %lld %u:%u", &id, &parent,
-                      &major, &minor) == 4)
-        devs_[id] = (major << 20) | minor;
-    }
-    if (auto it = devs_.find(mnt_id); it != devs_.end()) return it->second;
-    return Error{ENOENT, "mount " + std::to_string(mnt_id) + " not in /proc/self/mountinfo"};
-  }
-
- private:
-  std::mutex mu_;
-  std::unordered_map<long long, uint32_t> devs_;
-};
-
-MountDevs& mountDevs() {
-  static MountDevs devs;
-  return devs;
-}
 
 // ---- libbpf plumbing ------------------------------------------------------------
 
@@ -271,7 +91,7 @@ uint64_t sumPerCpu(int map_fd, uint32_t key) {
 
 // The bpffs mount point from /proc/self/mountinfo, "" if none.
 std::string bpffsMount() {
-  auto text = readAll("/proc/self/mountinfo");
+  auto text = readWholeFile("/proc/self/mountinfo");
   if (!text) return "";
   std::string_view rest = *text;
   while (!rest.empty()) {
@@ -362,105 +182,6 @@ Result<KernelLayout> cachedKernelLayout() {
 }
 
 }  // namespace
-
-Result<ExecFileId> execFileIdOf(int fd) {
-  char path[64];
-  std::snprintf(path, sizeof path, "/proc/self/fdinfo/%d", fd);
-  UniqueFd info(::open(path, O_RDONLY | O_CLOEXEC));
-  if (!info) return errnoError(std::string("open ") + path);
-  char buf[512];
-  const ssize_t n = ::read(info.get(), buf, sizeof buf - 1);
-  if (n <= 0) return errnoError(std::string("read ") + path);
-  const std::string_view text(buf, size_t(n));
-  const long long ino = procField(text, "ino:"), mnt_id = procField(text, "mnt_id:");
-  if (ino < 0 || mnt_id < 0) return Error{ENOTSUP, std::string("no ino/mnt_id in ") + path};
-  auto dev = mountDevs().devOf(mnt_id);
-  if (!dev) {
-    // Kernel-internal mounts (memfd's shm, pipes) are in no mountinfo; their
-    // stat device is the superblock's own.
-    struct stat st;
-    if (::fstat(fd, &st) != 0) return dev.error();
-    return ExecFileId{(major(st.st_dev) << 20) | minor(st.st_dev), static_cast<uint64_t>(ino)};
-  }
-  return ExecFileId{*dev, static_cast<uint64_t>(ino)};
-}
-
-namespace {
-
-// The BTF blob, mapped when the kernel allows it (sysfs BTF is mmap-able
-// since 6.16, for free) else read: 5.5 MB through 4 KiB sysfs reads took
-// ~20 ms here.
-class BtfBlob {
- public:
-  Status open(const std::string& path) {
-    UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-    if (!fd) return errnoError("open " + path);
-    struct stat st;
-    if (::fstat(fd.get(), &st) == 0 && st.st_size > 0) {
-      void* p = ::mmap(nullptr, size_t(st.st_size), PROT_READ, MAP_PRIVATE, fd.get(), 0);
-      if (p != MAP_FAILED) {
-        map_ = p;
-        size_ = size_t(st.st_size);
-        return {};
-      }
-    }
-    auto text = readAll(path);
-    if (!text) return text.error();
-    copy_ = std::move(*text);
-    return {};
-  }
-  ~BtfBlob() {
-    if (map_) ::munmap(map_, size_);
-  }
-  std::string_view view() const {
-    return map_ ? std::string_view(static_cast<const char*>(map_), size_) : copy_;
-  }
-
- private:
-  void* map_ = nullptr;
-  size_t size_ = 0;
-  std::string copy_;
-};
-
-}  // namespace
-
-Result<KernelLayout> findKernelLayout(const std::string& btf_path) {
-  BtfBlob blob;
-  SV_TRY(blob.open(btf_path));
-  BtfIndex btf;
-  SV_TRY(btf.parse(blob.view()));
-  struct Want {
-    const char* type;
-    const char* member;
-    uint32_t KernelLayout::*field;
-  };
-  static constexpr Want kWanted[] = {
-      {"task_struct", "pid", &KernelLayout::task_pid},
-      {"task_struct", "tgid", &KernelLayout::task_tgid},
-      {"task_struct", "real_parent", &KernelLayout::task_real_parent},
-      {"task_struct", "start_boottime", &KernelLayout::task_start_boottime},
-      {"task_struct", "mm", &KernelLayout::task_mm},
-      {"mm_struct", "arg_start", &KernelLayout::mm_arg_start},
-      {"mm_struct", "arg_end", &KernelLayout::mm_arg_end},
-      {"linux_binprm", "file", &KernelLayout::bprm_file},
-      {"linux_binprm", "filename", &KernelLayout::bprm_filename},
-      {"file", "f_inode", &KernelLayout::file_inode},
-      {"inode", "i_ino", &KernelLayout::inode_ino},
-      {"inode", "i_sb", &KernelLayout::inode_sb},
-      {"super_block", "s_dev", &KernelLayout::sb_dev},
-  };
-  KernelLayout out;
-  std::unordered_map<std::string_view, uint32_t> ids;
-  for (const Want& w : kWanted) {
-    auto [it, fresh] = ids.try_emplace(w.type, 0);
-    if (fresh) it->second = btf.findStruct(w.type);
-    const long off = btf.memberOffset(it->second, w.member);
-    if (off < 0)
-      return Error{ENOENT, std::string("kernel BTF has no ") + w.type + "." + w.member};
-    out.*w.field = static_cast<uint32_t>(off);
-  }
-  return out;
-}
 
 struct ProcTracker::State {
   std::unique_ptr<sv_proc, SkelDeleter> skel;

@@ -9,9 +9,8 @@
 // CONTINUE, and the kernel re-reads the path after it, so the decision must
 // be pinned to the file, not to the path (docs/enforcement.md "exec").
 //
-// The programs read kernel structs at offsets found in the running kernel's
-// BTF by a small scanner here (findKernelLayout), not through libbpf CO-RE,
-// which parsed the whole kernel BTF at every start-up (~30 ms on this host).
+// The programs read kernel structs at offsets found by findKernelLayout()
+// (kernel_layout.h), cached in bpffs for the boot.
 // Destroying the tracker detaches the programs.
 #pragma once
 
@@ -25,38 +24,14 @@
 #include <vector>
 
 #include "common/result.h"
+#include "tracer/exec_file_id.h"
+#include "tracer/kernel_layout.h"
 
 namespace sv::tracer {
-
-// A file as the kernel identifies it at exec: super_block.s_dev in the
-// kernel's encoding (MAJOR << 20 | MINOR) and inode.i_ino.
-struct ExecFileId {
-  uint32_t dev = 0;
-  uint64_t ino = 0;
-  bool operator==(const ExecFileId&) const = default;
-};
 
 // Files one exec approval can name: the binary and its #! interpreter chain
 // (the kernel nests scripts at most 4 deep).
 inline constexpr size_t kMaxExecFiles = 6;
-
-// The kernel identity of the file open at `fd` (an O_PATH fd will do):
-// i_ino from /proc/self/fdinfo (exact, where stat may remap it, e.g.
-// overlayfs) and s_dev from the mount's major:minor in /proc/self/mountinfo
-// (exact, where stat's st_dev differs, e.g. btrfs subvolumes). Thread-safe.
-Result<ExecFileId> execFileIdOf(int fd);
-
-// Byte offsets of the kernel struct members the programs read.
-struct KernelLayout {
-  uint32_t task_pid = 0, task_tgid = 0, task_real_parent = 0, task_start_boottime = 0,
-           task_mm = 0;
-  uint32_t mm_arg_start = 0, mm_arg_end = 0;
-  uint32_t bprm_file = 0, bprm_filename = 0;
-  uint32_t file_inode = 0, inode_ino = 0, inode_sb = 0, sb_dev = 0;
-};
-// Scans a BTF blob (default: the running kernel's) for those members,
-// descending into anonymous struct/union members. ENOENT names what is missing.
-Result<KernelLayout> findKernelLayout(const std::string& btf_path = "/sys/kernel/btf/vmlinux");
 
 enum class ProcEventType : uint8_t { Fork = 1, Exec = 2, Exit = 3 };
 enum class ExecVerdict : uint8_t {
