@@ -10,6 +10,7 @@
 
 #include "policy/cidr.h"
 #include "policy/compile_lsm.h"
+#include "supervisor/denial_line.h"
 #include "tracer/probe.h"
 
 namespace sv::supervisor {
@@ -225,30 +226,11 @@ void LsmBackend::onEvent(const tracer::LsmEvent& e) {
 
 void LsmBackend::reportDenial(const tracer::LsmEvent& e, const AuditEvent& ev) {
   if (options_.quiet) return;
-  std::string shown;
-  if (e.op == policy::LsmOp::Connect) {
-    shown = ev.network.ip + ":" + std::to_string(e.port);
-  } else {
-    std::string_view path = e.path;
-    const std::string& ws = options_.workspace;
-    if (!ws.empty() && path.size() > ws.size() && path.starts_with(ws) && path[ws.size()] == '/')
-      path.remove_prefix(ws.size() + 1);
-    shown = path;
-  }
-  std::string line = "supervise: ";
-  line += ev.decision == "deny" ? "denied " : "would deny ";
-  line += verbOf(e.op);
-  line += ' ';
-  line += shown;
-  line += " (rule ";
-  line += ev.rule_id;
-  if (!ev.rule_reason.empty()) {
-    line += ": ";
-    line += ev.rule_reason;
-  }
-  line += ")\n";
-  ssize_t unused = ::write(STDERR_FILENO, line.data(), line.size());
-  (void)unused;
+  const std::string shown = e.op == policy::LsmOp::Connect
+                                ? ev.network.ip + ":" + std::to_string(e.port)
+                                : std::string(relativeToWorkspace(e.path, options_.workspace));
+  printDenial(ev.decision == "deny" ? "denied" : "would deny", verbOf(e.op), shown, ev.rule_id,
+              ev.rule_reason);
 }
 
 }  // namespace sv::supervisor

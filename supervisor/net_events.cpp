@@ -9,6 +9,7 @@
 
 #include "policy/cidr.h"
 #include "policy/engine.h"
+#include "supervisor/denial_line.h"
 
 namespace sv::supervisor {
 
@@ -50,10 +51,7 @@ void NetEventAuditor::onEvent(const tracer::NetEvent& e) {
   if (deny && !quiet_ && e.op != tracer::kNetOpSockCreate) {
     const std::string target =
         unix_path ? "unix socket " + e.unix_path : ev.network.ip + ":" + std::to_string(e.port);
-    const std::string line = std::string("supervise: ") + (audit_mode_ ? "would deny" : "denied") +
-                             " connect to " + target + " (rule " + ev.rule_id + ")\n";
-    ssize_t unused = ::write(STDERR_FILENO, line.data(), line.size());
-    (void)unused;
+    printDenial(audit_mode_ ? "would deny" : "denied", "connect to", target, ev.rule_id, "");
   }
 }
 

@@ -19,6 +19,7 @@
 #include <memory>
 #include <thread>
 
+#include "supervisor/denial_line.h"
 #include "tracer/target_memory.h"
 
 namespace sv::supervisor {
@@ -324,24 +325,8 @@ bool NotifyHandler::record(Call& c, Operation op, std::string_view real_path,
 
 void NotifyHandler::reportDenial(Operation op, std::string_view path, const policy::Decision& d) {
   if (options_.quiet) return;
-  std::string shown(path);
-  const std::string& ws = options_.workspace;
-  if (!ws.empty() && path.size() > ws.size() && path.starts_with(ws) && path[ws.size()] == '/')
-    shown = std::string(path.substr(ws.size() + 1));
-  std::string line = "supervise: ";
-  line += options_.audit_mode ? "would deny " : "denied ";
-  line += verb(op);
-  line += ' ';
-  line += shown;
-  line += " (rule ";
-  line += d.rule_id;
-  if (!d.reason.empty()) {
-    line += ": ";
-    line += d.reason;
-  }
-  line += ")\n";
-  ssize_t unused = ::write(STDERR_FILENO, line.data(), line.size());
-  (void)unused;
+  printDenial(options_.audit_mode ? "would deny" : "denied", verb(op),
+              relativeToWorkspace(path, options_.workspace), d.rule_id, d.reason);
 }
 
 void NotifyHandler::finish(Call& c, long rc) {

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstring>
 
+#include "supervisor/denial_line.h"
 #include "tracer/probe.h"
 
 namespace sv::supervisor {
@@ -175,11 +176,8 @@ void ProcessEvents::emitExec(const ProcEvent& e) {
   }
   audit_.emit(ev);
   if (!options_.quiet) {
-    std::string line = std::string("supervise: ") + (enforced ? "killed" : "would kill") +
-                       " exec of " + e.filename + " (rule " + std::string(kExecRecheckRule) +
-                       ": " + ev.rule_reason + ")\n";
-    ssize_t unused = ::write(STDERR_FILENO, line.data(), line.size());
-    (void)unused;
+    printDenial(enforced ? "killed" : "would kill", "exec of", e.filename, kExecRecheckRule,
+                ev.rule_reason);
   }
 }
 
