@@ -302,7 +302,8 @@ TEST_F(LsmSession, OutsideTheRootsAndExec) {
   EXPECT_EQ(r.rc["read /etc/hostname"], 0);
   expectDenied(r, "exec " + outside_ + "/prog", outside_ + "/prog", "default-deny-exec");
   EXPECT_EQ(r.rc["exec ./prog"], 0) << "a program in the workspace runs";
-  const json* exec_allow = find(r, "allow", ws_ + "/prog");
+  // The LSM's decision, not the process tracker's record of the same exec.
+  const json* exec_allow = find(r, "allow", ws_ + "/prog", "bpf-lsm");
   ASSERT_NE(exec_allow, nullptr);
   EXPECT_EQ(exec_allow->value("category", ""), "exec");
   EXPECT_EQ(exec_allow->value("enforced_by", ""), "bpf-lsm");
