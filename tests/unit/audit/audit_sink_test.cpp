@@ -35,15 +35,7 @@ namespace {
 using nlohmann::json;
 
 AuditEvent decision(const std::string& verdict, const std::string& path = "/work/file") {
-  AuditEvent e;
-  e.category = "file";
-  e.operation = "open";
-  e.decision = verdict;
-  e.enforced_by = "seccomp";
-  e.rule_id = "denyWrite:.env";
-  e.file.path = path;
-  e.file.flags = O_RDONLY;
-  return e;
+  return test::fileDecision(verdict, path, "denyWrite:.env");
 }
 
 using test::slurp;

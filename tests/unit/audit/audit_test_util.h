@@ -1,13 +1,16 @@
 // Test helpers shared by the AuditLog and sink unit tests: a temporary
-// directory removed with its contents, and a whole file as a string.
+// directory removed with its contents, a file-open decision event, and a
+// whole file as a string (tests/common/run_command.h).
 #pragma once
 
+#include <fcntl.h>
+
 #include <cstdlib>
-#include <fstream>
-#include <iterator>
 #include <string>
 
 #include "common/result.h"
+#include "supervisor/audit_event.h"
+#include "tests/common/run_command.h"
 
 namespace sv::test {
 
@@ -27,9 +30,18 @@ class TempDir {
   std::string path_;
 };
 
-inline std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
+// An open of `path` decided `verdict` ("allow", "deny") by user-notify.
+inline supervisor::AuditEvent fileDecision(const std::string& verdict, const std::string& path,
+                                           const std::string& rule_id = "") {
+  supervisor::AuditEvent e;
+  e.category = "file";
+  e.operation = "open";
+  e.decision = verdict;
+  e.enforced_by = "seccomp";
+  e.rule_id = rule_id;
+  e.file.path = path;
+  e.file.flags = O_RDONLY;
+  return e;
 }
 
 }  // namespace sv::test
