@@ -273,7 +273,9 @@ class Receiver {
           }
         }
       }
-      for (size_t i = 0; i < conns.size(); ++i) {
+      // Only the connections polled above (p[i + 1] is conns[i]); backwards, so
+      // closing one leaves the lower indices as they were.
+      for (size_t i = p.size() - 1; i-- > 0;) {
         if (!(p[i + 1].revents & (POLLIN | POLLHUP | POLLERR))) continue;
         ssize_t n = recv(conns[i], buf, sizeof buf, 0);
         if (n > 0) {
@@ -284,7 +286,6 @@ class Receiver {
           --open_conns_;
           conns.erase(conns.begin() + std::ptrdiff_t(i));
           slot.erase(slot.begin() + std::ptrdiff_t(i));
-          --i;
         }
       }
     }
