@@ -13,7 +13,6 @@
 #include <sys/stat.h>
 
 #include <algorithm>
-#include <cstdarg>
 #include <cstring>
 #include <exception>
 #include <fstream>
@@ -23,6 +22,7 @@
 #include "shared/lsm_abi.h"
 #include "shared/net_abi.h"
 #include "sv_lsm.skel.h"
+#include "tracer/libbpf_log.h"
 #include "tracer/net_filter.h"
 
 namespace sv::tracer {
@@ -53,43 +53,6 @@ static_assert(kLsmHookBprmCheck == SV_LSM_HOOK_BPRM_CHECK &&
 struct SkelDeleter {
   void operator()(sv_lsm* s) const { sv_lsm__destroy(s); }
 };
-struct LinkDeleter {
-  void operator()(bpf_link* l) const { bpf_link__destroy(l); }
-};
-struct RingDeleter {
-  void operator()(ring_buffer* r) const { ring_buffer__free(r); }
-};
-
-// libbpf reports through one process-wide print callback; while this loader
-// runs, warnings (the verifier log on failure) go to the loader's string.
-thread_local std::string* tl_lsm_log = nullptr;
-
-int captureLibbpf(enum libbpf_print_level level, const char* fmt, va_list args) {
-  if (level == LIBBPF_DEBUG || !tl_lsm_log) return 0;
-  // Whole messages: the verifier log arrives as one, and its tail is the reason.
-  va_list copy;
-  va_copy(copy, args);
-  int n = std::vsnprintf(nullptr, 0, fmt, copy);
-  va_end(copy);
-  if (n <= 0) return 0;
-  std::string msg(static_cast<size_t>(n) + 1, '\0');
-  std::vsnprintf(msg.data(), msg.size(), fmt, args);
-  msg.pop_back();
-  tl_lsm_log->append(msg);
-  return 0;
-}
-
-struct LogCapture {
-  explicit LogCapture(std::string* sink) : prev(libbpf_set_print(captureLibbpf)) {
-    tl_lsm_log = sink;
-  }
-  ~LogCapture() {
-    tl_lsm_log = nullptr;
-    libbpf_set_print(prev);
-  }
-  libbpf_print_fn_t prev;
-};
-
 Error withLog(int code, const std::string& what, const std::string& log) {
   std::string tail = log.size() > 1500 ? "..." + log.substr(log.size() - 1500) : log;
   while (!tail.empty() && tail.back() == '\n') tail.pop_back();
@@ -195,8 +158,8 @@ uint64_t sumPercpu(bpf_map* map, uint32_t key) {
 
 struct LsmFilter::State {
   std::unique_ptr<sv_lsm, SkelDeleter> skel;
-  std::unique_ptr<ring_buffer, RingDeleter> ring;
-  std::vector<std::unique_ptr<bpf_link, LinkDeleter>> links;  // last: destroyed first
+  std::unique_ptr<ring_buffer, RingBufferDeleter> ring;
+  std::vector<std::unique_ptr<bpf_link, BpfLinkDeleter>> links;  // last: destroyed first
   std::vector<std::string> rule_ids, profiles, hooks;
   std::string log;
   const std::function<void(const LsmEvent&)>* on_event = nullptr;
@@ -251,7 +214,7 @@ Result<LsmFilter> LsmFilter::load(const policy::LsmPlan& plan, uint64_t cgroup_i
       plan.transitions.size() != plan.states.size() * plan.num_classes)
     return Error{EINVAL, "bpf-lsm: malformed or too large plan (" + policy::lsmSummary(plan) + ")"};
   auto s = std::make_unique<State>();
-  LogCapture capture(&s->log);
+  ScopedLibbpfLog capture(&s->log);
   s->rule_ids = plan.rule_ids;
   s->profiles = plan.profiles;
   auto net = netTables(plan, s->rule_ids);

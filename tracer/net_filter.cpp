@@ -13,7 +13,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cstdarg>
 #include <cstring>
 #include <exception>
 #include <fstream>
@@ -23,6 +22,7 @@
 
 #include "shared/net_abi.h"
 #include "sv_net.skel.h"
+#include "tracer/libbpf_log.h"
 
 namespace sv::tracer {
 namespace {
@@ -56,49 +56,9 @@ static_assert(kNetRuleNone == SV_NET_RULE_NONE && kNetAllow == SV_NET_ALLOW &&
 struct SkelDeleter {
   void operator()(sv_net* s) const { sv_net__destroy(s); }
 };
-struct LinkDeleter {
-  void operator()(bpf_link* l) const { bpf_link__destroy(l); }
-};
-struct RingDeleter {
-  void operator()(ring_buffer* r) const { ring_buffer__free(r); }
-};
 using Skeleton = std::unique_ptr<sv_net, SkelDeleter>;
-using Link = std::unique_ptr<bpf_link, LinkDeleter>;
-using Ring = std::unique_ptr<ring_buffer, RingDeleter>;
-
-// libbpf prints through one process-wide callback. While a load runs, route
-// its warnings (which include the verifier log on failure) into the loader's
-// string instead of stderr; debug chatter is dropped.
-thread_local std::string* tl_log_sink = nullptr;
-
-int libbpfPrint(enum libbpf_print_level level, const char* fmt, va_list args) {
-  if (level == LIBBPF_DEBUG || tl_log_sink == nullptr) return 0;
-  char buf[1024];
-  va_list copy;
-  va_copy(copy, args);
-  int n = std::vsnprintf(buf, sizeof(buf), fmt, copy);
-  va_end(copy);
-  if (n > 0) tl_log_sink->append(buf, std::min<size_t>(n, sizeof(buf) - 1));
-  return 0;
-}
-
-class ScopedLibbpfLog {
- public:
-  explicit ScopedLibbpfLog(std::string* sink) : prev_sink_(tl_log_sink) {
-    tl_log_sink = sink;
-    prev_print_ = libbpf_set_print(libbpfPrint);
-  }
-  ~ScopedLibbpfLog() {
-    libbpf_set_print(prev_print_);
-    tl_log_sink = prev_sink_;
-  }
-  ScopedLibbpfLog(const ScopedLibbpfLog&) = delete;
-  ScopedLibbpfLog& operator=(const ScopedLibbpfLog&) = delete;
-
- private:
-  std::string* prev_sink_;
-  libbpf_print_fn_t prev_print_;
-};
+using Link = std::unique_ptr<bpf_link, BpfLinkDeleter>;
+using Ring = std::unique_ptr<ring_buffer, RingBufferDeleter>;
 
 // The last lines of the libbpf log, for an Error context.
 std::string logTail(const std::string& log) {

@@ -13,7 +13,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cstdarg>
 #include <cstdio>
 #include <cstring>
 #include <exception>
@@ -23,6 +22,7 @@
 #include "common/unique_fd.h"
 #include "shared/proc_abi.h"
 #include "sv_proc.skel.h"
+#include "tracer/libbpf_log.h"
 #include "tracer/read_file.h"
 
 namespace sv::tracer {
@@ -40,25 +40,6 @@ static_assert(kMaxExecFiles == SV_PROC_MAX_APPROVED, "approval size");
 struct SkelDeleter {
   void operator()(sv_proc* s) const { sv_proc__destroy(s); }
 };
-struct LinkDeleter {
-  void operator()(bpf_link* l) const { bpf_link__destroy(l); }
-};
-struct RingDeleter {
-  void operator()(ring_buffer* r) const { ring_buffer__free(r); }
-};
-
-// libbpf's print callback is process-wide; while this thread loads, its
-// warnings go to a thread-local string (for the error), never to stderr.
-thread_local std::string* tl_proc_log = nullptr;
-
-int procLibbpfPrint(enum libbpf_print_level level, const char* fmt, va_list args) {
-  if (level == LIBBPF_DEBUG || tl_proc_log == nullptr) return 0;
-  char buf[512];
-  const int n = std::vsnprintf(buf, sizeof buf, fmt, args);
-  if (n > 0) tl_proc_log->append(buf, std::min<size_t>(size_t(n), sizeof buf - 1));
-  return 0;
-}
-
 Error loadError(int err, const std::string& what, const std::string& log) {
   std::string tail = log.size() > 1500 ? "..." + log.substr(log.size() - 1500) : log;
   while (!tail.empty() && tail.back() == '\n') tail.pop_back();
@@ -185,8 +166,8 @@ Result<KernelLayout> cachedKernelLayout() {
 
 struct ProcTracker::State {
   std::unique_ptr<sv_proc, SkelDeleter> skel;
-  std::unique_ptr<ring_buffer, RingDeleter> ring;
-  std::vector<std::unique_ptr<bpf_link, LinkDeleter>> links;  // last: detached first
+  std::unique_ptr<ring_buffer, RingBufferDeleter> ring;
+  std::vector<std::unique_ptr<bpf_link, BpfLinkDeleter>> links;  // last: detached first
   ProcTrackerOptions options;
   uint64_t ns_per_tick = 10'000'000;
   const std::function<void(const ProcEvent&)>* on_event = nullptr;
@@ -240,15 +221,7 @@ Result<ProcTracker> ProcTracker::load(int cgroup_fd, const ProcTrackerOptions& o
   if (const long hz = ::sysconf(_SC_CLK_TCK); hz > 0) s->ns_per_tick = 1'000'000'000ull / hz;
 
   std::string log;
-  tl_proc_log = &log;
-  const libbpf_print_fn_t prev_print = libbpf_set_print(procLibbpfPrint);
-  struct Restore {
-    libbpf_print_fn_t prev;
-    ~Restore() {
-      libbpf_set_print(prev);
-      tl_proc_log = nullptr;
-    }
-  } restore{prev_print};
+  ScopedLibbpfLog log_scope(&log);
 
   s->skel.reset(sv_proc__open());
   if (!s->skel) return loadError(errno ? errno : EINVAL, "open BPF object sv_proc", log);
@@ -268,7 +241,7 @@ Result<ProcTracker> ProcTracker::load(int cgroup_fd, const ProcTrackerOptions& o
   for (bpf_program* prog : {s->skel->progs.sched_process_exit, s->skel->progs.sched_process_fork,
                             s->skel->progs.sched_process_exec}) {
     errno = 0;
-    std::unique_ptr<bpf_link, LinkDeleter> link(bpf_program__attach(prog));
+    std::unique_ptr<bpf_link, BpfLinkDeleter> link(bpf_program__attach(prog));
     if (!link)
       return loadError(errno ? errno : EINVAL,
                        std::string("attach raw tracepoint ") + bpf_program__name(prog), log);
