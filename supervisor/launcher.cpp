@@ -34,8 +34,8 @@ namespace {
 [[noreturn]] void runChild(const LaunchSpec& spec, char* const* argv, char* const* envp, int sock) {
   // If the supervisor dies before we exec, die with it (the watchdog covers the rest of the tree).
   if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) childFail("PR_SET_PDEATHSIG", errno, 125);
-  // "0" moves the writer: the command's whole tree counts against pids.max.
-  if (spec.pids_cgroup_procs_fd >= 0 && ::write(spec.pids_cgroup_procs_fd, "0", 1) != 1)
+  // "0" moves this (only) thread; its whole tree counts against pids.max.
+  if (spec.pids_cgroup_tasks_fd >= 0 && ::write(spec.pids_cgroup_tasks_fd, "0", 1) != 1)
     childFail("join the pids cgroup", errno, 125);
   if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) childFail("PR_SET_NO_NEW_PRIVS", errno, 125);
   if (spec.landlock_ruleset_fd >= 0) {

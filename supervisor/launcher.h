@@ -28,7 +28,7 @@ struct LaunchSpec {
   std::vector<std::string> argv;  // argv[0] as the user wrote it
   std::vector<std::string> env;
   int cgroup_fd = -1;             // -1: stay in the supervisor's cgroup (unsafe fallback only)
-  int pids_cgroup_procs_fd = -1;  // a v1 pids cgroup's cgroup.procs the child joins; -1: none
+  int pids_cgroup_tasks_fd = -1;  // a v1 pids cgroup's `tasks` the child joins; -1: none
   int landlock_ruleset_fd = -1;   // -1: no Landlock (unsafe fallback only)
   const std::vector<sock_filter>* seccomp_filter = nullptr;  // null: no seccomp (unsafe fallback)
   bool drop_capabilities = true;

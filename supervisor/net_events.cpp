@@ -5,6 +5,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cerrno>
+
 #include <string>
 
 #include "policy/cidr.h"
@@ -48,7 +50,12 @@ void NetEventAuditor::onEvent(const tracer::NetEvent& e) {
     ev.process = process.get();
   }
   audit_.emit(ev);
-  if (deny && !quiet_ && e.op != tracer::kNetOpSockCreate) {
+  // A pathname socket that does not exist would have failed the call anyway
+  // (ENOENT), so the line would explain no failure: glibc probes nscd's
+  // socket on every user or group lookup (`ls -l`, `id`). Audited all the same.
+  const bool missing_socket =
+      unix_path && ::access(e.unix_path.c_str(), F_OK) != 0 && errno == ENOENT;
+  if (deny && !quiet_ && e.op != tracer::kNetOpSockCreate && !missing_socket) {
     const std::string target =
         unix_path ? "unix socket " + e.unix_path : ev.network.ip + ":" + std::to_string(e.port);
     printDenial(audit_mode_ ? "would deny" : "denied", "connect to", target, ev.rule_id, "");

@@ -184,6 +184,10 @@ int runSession(const SessionOptions& options) {
     compiled.seccomp = lsm->seccompPlan(compiled.seccomp);
     compiled.landlock = LsmBackend::landlockPlan(compiled.landlock);
   }
+  // Process tracking and the exec re-check load on a thread meanwhile
+  // (process_events.h).
+  ProcTrackerLoad proc(policy, compiled, cgroup ? cgroup->dirFd() : -1);
+
   const bool needs_net = policy.network.mode.value_or(NetworkMode::All) != NetworkMode::All;
   std::optional<tracer::NetFilter> net;
   std::string net_error = "unavailable (needs a session cgroup)";
@@ -217,9 +221,6 @@ int runSession(const SessionOptions& options) {
       net_error = "domain entries: " + started.error().message();
     }
   }
-
-  // Process tracking and the exec re-check load meanwhile (process_events.h).
-  ProcTrackerLoad proc(policy, compiled, cgroup ? cgroup->dirFd() : -1);
 
   // Fail closed: every mechanism the policy relies on, or nothing runs.
   bool missing = false;
@@ -310,14 +311,13 @@ int runSession(const SessionOptions& options) {
   for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) sigaddset(&forwarded, sig);
   ::sigprocmask(SIG_BLOCK, &forwarded, &old_mask);
   UniqueFd sigfd(::signalfd(-1, &forwarded, SFD_NONBLOCK | SFD_CLOEXEC));
-  ::signal(SIGPIPE, SIG_IGN);
 
   LaunchSpec spec;
   spec.exe = *exe;
   spec.argv = options.command;
   for (char** e = environ; *e; ++e) spec.env.emplace_back(*e);
   spec.cgroup_fd = cgroup ? cgroup->dirFd() : -1;
-  spec.pids_cgroup_procs_fd = pids_v1 ? pids_v1->procsFd() : -1;
+  spec.pids_cgroup_tasks_fd = pids_v1 ? pids_v1->tasksFd() : -1;
   spec.landlock_ruleset_fd = ruleset ? ruleset.get() : -1;
   spec.seccomp_filter = filter ? &*filter : nullptr;
   spec.keep_capabilities = *keep;
@@ -335,6 +335,8 @@ int runSession(const SessionOptions& options) {
 
   auto launched = launch(spec);
   ruleset.reset();
+  // Only now: an ignored SIGPIPE would survive the command's execve.
+  ::signal(SIGPIPE, SIG_IGN);
   if (!launched) {
     say("cannot start " + options.command[0] + ": " + launched.error().message());
     finishAudit(audit, ExitStatus{kExitSupervisorError, 0, false});

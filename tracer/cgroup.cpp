@@ -254,17 +254,17 @@ Result<PidsCgroupV1> PidsCgroupV1::create(std::string_view name, int max) {
   if (::mkdir(path.c_str(), 0755) != 0) return errnoError("mkdir " + path);
   PidsCgroupV1 out(path, UniqueFd());
   SV_TRY(writeFile(path + "/pids.max", std::to_string(max)));
-  out.procs_.reset(::open((path + "/cgroup.procs").c_str(), O_WRONLY | O_CLOEXEC));
-  if (!out.procs_) return errnoError("open " + path + "/cgroup.procs");
+  out.tasks_.reset(::open((path + "/tasks").c_str(), O_WRONLY | O_CLOEXEC));
+  if (!out.tasks_) return errnoError("open " + path + "/tasks");
   return out;
 }
 
 PidsCgroupV1::PidsCgroupV1(PidsCgroupV1&& other) noexcept
-    : path_(std::exchange(other.path_, {})), procs_(std::move(other.procs_)) {}
+    : path_(std::exchange(other.path_, {})), tasks_(std::move(other.tasks_)) {}
 
 PidsCgroupV1::~PidsCgroupV1() {
   if (path_.empty()) return;
-  procs_.reset();
+  tasks_.reset();
   // The tree was killed through the session cgroup; its processes may still
   // be exiting: rmdir succeeds once the last one is gone.
   for (int i = 0; i < 100 && ::rmdir(path_.c_str()) != 0 && errno == EBUSY; ++i) ::usleep(10000);

@@ -67,9 +67,12 @@ class SessionCgroup {
 // A pids limit where the session cgroup has none: on hybrid hosts the pids
 // controller is bound to a cgroup v1 hierarchy, which clone3's
 // CLONE_INTO_CGROUP can't target. This is a v1 "pids" cgroup for the session
-// that the command joins itself before exec (writing "0" to cgroup.procs
-// moves the writer), so its whole tree is counted. Removed on destruction,
-// once the tree is gone.
+// that the command joins itself before exec, so its whole tree is counted.
+// It joins through `tasks`, not `cgroup.procs`: "0" there moves only the
+// calling thread (the command is single-threaded then), which the kernel does
+// without the threadgroup rwsem's write side, i.e. without waiting for an
+// RCU grace period (measured here: 0.03 ms instead of 8-18 ms per start).
+// Removed on destruction, once the tree is gone.
 class PidsCgroupV1 {
  public:
   // mkdir <own v1 pids cgroup>/<name>, pids.max = max.
@@ -80,13 +83,13 @@ class PidsCgroupV1 {
   ~PidsCgroupV1();
 
   const std::string& path() const { return path_; }
-  // O_WRONLY cgroup.procs, for the child to write "0" to.
-  int procsFd() const { return procs_.get(); }
+  // O_WRONLY `tasks`, for the child to write "0" to.
+  int tasksFd() const { return tasks_.get(); }
 
  private:
-  PidsCgroupV1(std::string path, UniqueFd procs) : path_(std::move(path)), procs_(std::move(procs)) {}
+  PidsCgroupV1(std::string path, UniqueFd tasks) : path_(std::move(path)), tasks_(std::move(tasks)) {}
   std::string path_;
-  UniqueFd procs_;
+  UniqueFd tasks_;
 };
 
 }  // namespace sv::tracer
