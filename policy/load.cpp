@@ -367,16 +367,22 @@ class Loader {
     return abs;
   }
 
-  std::optional<Glob> compileRule(const RawRule& r, const std::string& abs, bool prefix) {
+  // Reports a malformed glob at the offending character.
+  bool checkGlobSyntax(const RawRule& r) {
     std::string err;
     int col = 0;
-    if (!Glob::checkSyntax(r.value, &err, &col)) {
-      TextPos pos = doc_->valuePos(r.value_ptr);
-      if (pos.line) pos.column += 1 + col;  // past the opening quote
-      diags_->push_back({doc_->name, pos.line, pos.column, "bad glob \"" + r.value + "\": " + err,
-                         false});
-      return std::nullopt;
-    }
+    if (Glob::checkSyntax(r.value, &err, &col)) return true;
+    TextPos pos = doc_->valuePos(r.value_ptr);
+    if (pos.line) pos.column += 1 + col;  // past the opening quote
+    diags_->push_back({doc_->name, pos.line, pos.column, "bad glob \"" + r.value + "\": " + err,
+                       false});
+    return false;
+  }
+
+  std::optional<Glob> compileRule(const RawRule& r, const std::string& abs, bool prefix) {
+    if (!checkGlobSyntax(r)) return std::nullopt;
+    std::string err;
+    int col = 0;
     Glob g;
     if (!Glob::compile(abs, &g, &err, &col, prefix)) {
       error(r.value_ptr, "bad glob \"" + r.value + "\": " + err);
@@ -549,6 +555,53 @@ class Loader {
     }
   }
 
+  // audit.redact (model.h RedactPattern). A relative path glob matches at any
+  // depth anywhere, not only in the workspace: the log records paths outside
+  // it too, and a redaction that misses is the costly mistake.
+  void applyRedact(const json& v, const std::string& ptr) {
+    if (!expectArray(v, ptr)) return;
+    std::vector<RedactPattern>& list = policy_.audit.redact;
+    if (replaces(ptr)) list.clear();
+    for (size_t i = 0; i < v.size(); ++i) {
+      RawRule raw;
+      raw.value_ptr = pointerAppend(ptr, std::to_string(i));
+      auto s = stringAt(v[i], raw.value_ptr);
+      if (!s) continue;
+      raw.value = *s;
+      if (raw.value.empty()) {
+        error(raw.value_ptr, "empty pattern");
+        continue;
+      }
+      RedactPattern r;
+      r.pattern = raw.value;
+      r.is_path = raw.value.find('/') != std::string::npos;
+      r.origin = origin(raw.value_ptr);
+      if (!r.is_path) {
+        if (!checkGlobSyntax(raw)) continue;
+      } else {
+        const std::string& p = raw.value;
+        std::optional<std::string> abs;
+        if (p.front() == '/' || p.front() == '~' || p.starts_with("./")) {
+          abs = resolve(raw, /*root=*/false);
+        } else {
+          abs = normalizePath("/", p.starts_with("**/") ? p : "**/" + p);
+          if (!abs->starts_with("/**")) {
+            error(raw.value_ptr, "\"" + p + "\": \"..\" in a pattern that matches at any depth");
+            continue;
+          }
+        }
+        if (!abs) continue;
+        auto g = compileRule(raw, *abs, /*prefix=*/true);
+        if (!g) continue;
+        r.glob = std::move(*g);
+      }
+      const bool seen = std::any_of(list.begin(), list.end(), [&](const RedactPattern& o) {
+        return o.pattern == r.pattern;
+      });
+      if (!seen) list.push_back(std::move(r));
+    }
+  }
+
   // The size and count keys of a file or syslog sink (docs/policy.md, audit).
   bool auditSinkNumbers(const json& s, const std::string& ep, AuditSink& sink) {
     auto number = [&](const char* key, double lo, double hi, double& out) {
@@ -579,7 +632,8 @@ class Loader {
 
   void applyAudit(const json& v, const std::string& ptr) {
     if (!expectObject(v, ptr)) return;
-    checkKeys(v, ptr, {"level", "format", "sinks"});
+    checkKeys(v, ptr, {"level", "format", "sinks", "redact"});
+    if (auto* x = member(v, "redact")) applyRedact(*x, ptr + "/redact");
     if (auto* x = member(v, "level")) {
       if (auto s = enumString(*x, ptr + "/level", {"deny", "decisions", "all"})) {
         policy_.audit.level = *s == "deny" ? AuditLevel::Deny
@@ -822,7 +876,8 @@ std::shared_ptr<Policy> Loader::finish() {
 bool isListKey(std::string_view last) {
   static const std::set<std::string_view> kLists = {"readableRoots", "writableRoots", "denyRead",
                                                     "denyWrite",     "allow",         "deny",
-                                                    "switch",        "keep",          "sinks"};
+                                                    "switch",        "keep",          "sinks",
+                                                    "redact"};
   return kLists.count(last) > 0;
 }
 

@@ -104,10 +104,22 @@ struct AuditSink {
   double spool_max_mb = 256;
 };
 
+// One audit.redact entry: strings the audit records must not show
+// (docs/policy.md). With a `/` it is a path glob (`*` stops at `/`), compiled
+// absolute; without, a glob over a whole string (`*` crosses `/`). Every
+// entry is tried against every path and every argv element of an event.
+struct RedactPattern {
+  std::string pattern;  // as written, for display and the effective policy
+  bool is_path = false;
+  Glob glob;            // is_path: the resolved, absolute glob (prefix: covers what is below)
+  Origin origin;
+};
+
 struct AuditSettings {
   AuditLevel level = AuditLevel::Decisions;
   AuditFormat format = AuditFormat::Native;
   std::vector<AuditSink> sinks;
+  std::vector<RedactPattern> redact;
 };
 
 struct Policy {

@@ -12,6 +12,7 @@ add_library(sv_audit STATIC
   ${CMAKE_CURRENT_LIST_DIR}/audit/formats.cpp
   ${CMAKE_CURRENT_LIST_DIR}/audit/ocsf.cpp
   ${CMAKE_CURRENT_LIST_DIR}/audit/policy_json.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/audit/redact.cpp
   ${CMAKE_CURRENT_LIST_DIR}/audit/sha256.cpp
   ${CMAKE_CURRENT_LIST_DIR}/audit/sinks/fd_transport.cpp
   ${CMAKE_CURRENT_LIST_DIR}/audit/sinks/net_transport.cpp

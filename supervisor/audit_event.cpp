@@ -124,18 +124,25 @@ void putString(JsonWriter& w, std::string_view key, std::string_view value) {
 
 // argv: one lossy array, plus a full parallel base64 array if any element is
 // not UTF-8 (parallel so indexes match).
-void putArgv(JsonWriter& w, std::string_view key, const std::vector<std::string>& argv) {
+void putArgv(JsonWriter& w, EventText& text, std::string_view key,
+             const std::vector<std::string>& argv) {
   w.key(key);
   w.beginArray();
   bool all_valid = true;
-  for (const auto& a : argv) all_valid &= w.string(a);
+  text.forEachArg(argv, [&](std::string_view a) { all_valid &= w.string(a); });
   w.endArray();
   if (!all_valid) {
     w.key(key, "_b64");
     w.beginArray();
-    for (const auto& a : argv) writeBase64(w, a);
+    text.forEachArg(argv, [&](std::string_view a) { writeBase64(w, a); });
     w.endArray();
   }
+}
+
+void writeTruncated(JsonWriter& w, const AuditEvent& e, const EventText& text) {
+  if (!e.truncated && !text.truncated()) return;
+  w.key("truncated");
+  w.boolean(true);
 }
 
 namespace {
@@ -145,7 +152,7 @@ void writeId(JsonWriter& w, std::string_view key, uint32_t id) {
   id == ProcessInfo::kUnknownId ? w.null() : w.unsignedNumber(id);
 }
 
-void writeProcess(JsonWriter& w, const ProcessInfo& p) {
+void writeProcess(JsonWriter& w, EventText& text, const ProcessInfo& p) {
   w.key("process");
   w.beginObject();
   w.memberNumber("pid", p.pid);
@@ -158,9 +165,9 @@ void writeProcess(JsonWriter& w, const ProcessInfo& p) {
   writeId(w, "euid", p.euid);
   writeId(w, "gid", p.gid);
   putString(w, "comm", p.comm);
-  putString(w, "exe", p.exe);
-  putArgv(w, "argv", p.argv);
-  putString(w, "cwd", p.cwd);
+  putString(w, "exe", text.path(p.exe));
+  putArgv(w, text, "argv", p.argv);
+  putString(w, "cwd", text.path(p.cwd));
   putString(w, "profile", p.profile);
   w.endObject();
 }
@@ -242,13 +249,14 @@ void writeErrno(JsonWriter& w, int err) {
 namespace {
 
 // Session start/end: rare, so the policy summary may go through nlohmann.
-void writeSessionPart(JsonWriter& w, const AuditEvent& e, const SessionInfo& session) {
+void writeSessionPart(JsonWriter& w, EventText& text, const AuditEvent& e,
+                      const SessionInfo& session) {
   const bool start = e.operation == "start";
   if (!start && !e.session.has_exit && !e.session.has_counters) return;
   w.key("session");
   w.beginObject();
   if (start) {
-    putArgv(w, "command", e.session.command);
+    putArgv(w, text, "command", e.session.command);
     w.key("policy");
     w.raw(e.session.policy.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
     w.key("backends");
@@ -452,6 +460,7 @@ void AuditEvent::reset() {
   arch = 0;
   err = 0;
   default_rule = false;
+  truncated = false;
   process = nullptr;
   file.flags = -1;
   file.mode = -1;
@@ -465,6 +474,7 @@ void encodeEventTo(std::string& out, const AuditEvent& e, const SessionInfo& ses
   const size_t start = out.size();
   try {
     JsonWriter w(out);
+    EventText text(session.redact);
     w.beginObject();
     w.member("schema_version", kAuditSchemaVersion);
     w.key("seq");
@@ -511,19 +521,19 @@ void encodeEventTo(std::string& out, const AuditEvent& e, const SessionInfo& ses
       w.endObject();
     }
     if (e.process) {
-      writeProcess(w, *e.process);
+      writeProcess(w, text, *e.process);
       w.key("parent");
       w.beginObject();
       w.key("pid");
       e.process->ppid >= 0 ? w.number(e.process->ppid) : w.null();
-      putString(w, "exe", e.process->parent_exe);
+      putString(w, "exe", text.path(e.process->parent_exe));
       w.endObject();
     }
     if (!e.file.path.empty() || !e.file.path2.empty() || e.file.flags >= 0 || e.file.mode >= 0) {
       w.key("file");
       w.beginObject();
-      if (!e.file.path.empty()) putString(w, "path", e.file.path);
-      if (!e.file.path2.empty()) putString(w, "path2", e.file.path2);
+      if (!e.file.path.empty()) putString(w, "path", text.path(e.file.path));
+      if (!e.file.path2.empty()) putString(w, "path2", text.path(e.file.path2));
       if (e.file.flags >= 0) {
         w.key("flags");
         writeFlagNames(w, e.operation, e.file.flags);
@@ -538,8 +548,8 @@ void encodeEventTo(std::string& out, const AuditEvent& e, const SessionInfo& ses
     if (!e.exec.path.empty() || !e.exec.argv.empty()) {
       w.key("exec");
       w.beginObject();
-      putString(w, "path", e.exec.path);
-      putArgv(w, "argv", e.exec.argv);
+      putString(w, "path", text.path(e.exec.path));
+      putArgv(w, text, "argv", e.exec.argv);
       w.endObject();
     }
     const auto& n = e.network;
@@ -551,10 +561,11 @@ void encodeEventTo(std::string& out, const AuditEvent& e, const SessionInfo& ses
       if (!n.proto.empty()) putString(w, "proto", n.proto);
       if (!n.ip.empty()) putString(w, "ip", n.ip);
       if (n.port >= 0) w.memberNumber("port", n.port);
-      if (!n.unix_path.empty()) putString(w, "unix_path", n.unix_path);
+      if (!n.unix_path.empty()) putString(w, "unix_path", text.path(n.unix_path));
       w.endObject();
     }
-    if (is_session) writeSessionPart(w, e, session);
+    if (is_session) writeSessionPart(w, text, e, session);
+    writeTruncated(w, e, text);
     w.endObject();
   } catch (const std::exception& ex) {
     // Keep the seq so the loss is visible and explained rather than a gap.

@@ -1,12 +1,13 @@
-// AuditEvent and its native JSON encoding (schema 1.0), one object per line.
+// AuditEvent and its native JSON encoding (schema 1.2), one object per line.
 //
 // The backends fill an AuditEvent with what they know; encodeEvent() turns it
 // into one line of JSON. The encoder never throws and never emits invalid
 // UTF-8: a path, argv element or other string that is not valid UTF-8 is
 // written with each bad byte replaced by U+FFFD, and the exact bytes go into a
 // sibling field `<name>_b64` (standard base64), so a SIEM can match on the
-// readable form and forensics can recover the real name. docs/audit-events.md
-// is the reference for every field.
+// readable form and forensics can recover the real name. Paths and argv go
+// through audit.redact and the size limits first (audit/redact.h), in every
+// format. docs/audit-events.md is the reference for every field.
 #pragma once
 
 #include <time.h>
@@ -17,12 +18,14 @@
 #include <string_view>
 #include <vector>
 
+#include "supervisor/audit/redact.h"
 #include "supervisor/process_info.h"
 
 namespace sv::supervisor {
 
 // 1.1: event_id, host{name,boot_id}, agent, syscall.arch, rule.name, parent.
-inline constexpr std::string_view kAuditSchemaVersion = "1.1";
+// 1.2: truncated.
+inline constexpr std::string_view kAuditSchemaVersion = "1.2";
 
 // Constant for the whole session; written into every event.
 struct SessionInfo {
@@ -32,6 +35,7 @@ struct SessionInfo {
   std::string policy_sha256;
   std::string agent_version;
   std::string boot_id;  // /proc/sys/kernel/random/boot_id, see readBootId()
+  Redactor redact;      // the policy's audit.redact: what no event shows
 };
 
 // How the supervised command ended (session end event).
@@ -61,6 +65,7 @@ struct AuditEvent {
   std::string rule_id, rule_reason;
   std::string rule_name;  // the rule's pattern as written, when the backend knows it
   bool default_rule = false;
+  bool truncated = false;  // the producer already cut a string (the BPF tracker's argv)
   const ProcessInfo* process = nullptr;  // not owned; must outlive encode/emit
   struct {
     std::string path, path2;  // path2: rename/link/symlink target

@@ -26,6 +26,7 @@
 
 #include "policy/engine.h"
 #include "policy/path.h"
+#include "supervisor/audit/redact.h"
 #include "supervisor/commands.h"
 #include "supervisor/policy_args.h"
 
@@ -224,8 +225,19 @@ std::optional<RecordedDecision> parseRecordedDecision(std::string_view line, std
     *why = "category \"" + d.category + "\" is not a file, exec or network decision";
     return std::nullopt;
   }
+  if (d.path == kRedacted) {
+    *why = "the event's target path was redacted (audit.redact)";
+    return std::nullopt;
+  }
   if (d.path.empty() || d.path.front() != '/') {
     *why = "the event has no absolute target path";
+    return std::nullopt;
+  }
+  // A path cut at the size limit (on a UTF-8 boundary: up to 3 bytes short)
+  // names another file: nothing to explain or learn from.
+  auto cut = j.find("truncated");
+  if (cut != j.end() && *cut == true && d.path.size() + 3 >= kAuditMaxPathBytes) {
+    *why = "the event's target path was truncated";
     return std::nullopt;
   }
   return d;

@@ -19,6 +19,7 @@
 #include <memory>
 #include <thread>
 
+#include "supervisor/audit/limits.h"
 #include "supervisor/denial_line.h"
 #include "tracer/target_memory.h"
 
@@ -811,15 +812,16 @@ void NotifyHandler::handleExec(Call& c, int dirfd, uint64_t path, uint64_t argv_
       !resolve(c, dirfd, path, {.follow_final = !(flags & AT_SYMLINK_NOFOLLOW)}, &target, &raw))
     return;
   if (!target.object) return finish(c, -ENOENT);
-  // argv, for the audit record only (never for the decision).
-  for (int i = 0; i < 256 && argv_addr; ++i) {
+  // argv, for the audit record only (never for the decision). One element and
+  // one byte more than an event keeps, so the encoder sees a cut and flags it.
+  for (size_t i = 0; i <= kAuditMaxArgs && argv_addr; ++i) {
     uint64_t ptr = 0;
     auto got = tracer::readTargetMemory(c.tid, argv_addr + 8 * i, &ptr, sizeof ptr);
     if (!got || *got < sizeof ptr || ptr == 0) break;
-    char arg[1024];
+    char arg[kAuditMaxArgBytes + 2];
     auto len = tracer::readTargetString(c.tid, ptr, arg, sizeof arg);
-    if (!len) break;
-    c.event.exec.argv.emplace_back(arg, *len);
+    if (!len && len.error().code != ENAMETOOLONG) break;
+    c.event.exec.argv.emplace_back(arg, len ? *len : sizeof arg - 1);  // a long one: its start
   }
   exec_ids_.clear();
   if (!permit(c, Operation::Exec, target.real_path)) return;

@@ -139,6 +139,7 @@ void ProcessEvents::emitExec(const ProcEvent& e) {
   ev.enforced_by = kExecRecheckEnforcer;
   ev.exec.path = e.filename;
   ev.exec.argv = e.argv;
+  ev.truncated = e.args_truncated;  // the tracker's buffer held only the start of argv
   ev.process = &info;
   if (!failed) {
     if (!options_.audit_execs) return;

@@ -17,13 +17,17 @@
 #include <string_view>
 
 #include "common/unique_fd.h"
+#include "supervisor/audit/limits.h"
 
 namespace sv::supervisor {
 namespace {
 
 // argv can be huge (a linker command line); the audit event does not need
 // more than this. The cut is at a byte boundary, the encoder deals with UTF-8.
-constexpr size_t kMaxCmdlineBytes = 64 * 1024;
+// More than an event keeps (its elements plus a NUL after each), so a cut
+// here is always one the encoder sees and flags as `truncated`.
+constexpr size_t kMaxCmdlineBytes = 2 * kAuditMaxArgvBytes;
+static_assert(kMaxCmdlineBytes > kAuditMaxArgvBytes + kAuditMaxArgs);
 
 bool readSmallFile(const std::string& path, std::string& out, size_t limit = kMaxCmdlineBytes) {
   out.clear();

@@ -256,6 +256,7 @@ int runSession(const SessionOptions& options) {
   info.policy_sha256 = policyDigest(policy);
   info.agent_version = SV_VERSION;
   info.boot_id = readBootId();
+  info.redact = Redactor(policy.audit.redact);  // audit.redact: in every event and format
   AuditLogOptions audit_options;
   audit_options.format = policy.audit.format;  // audit.format / -o audit.format=ocsf|ecs
   AuditLog audit(info, audit_options);

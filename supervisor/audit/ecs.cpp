@@ -37,6 +37,7 @@ EcsKind kindOf(const AuditEvent& e) {
 void encodeEcsTo(std::string& out, const AuditEvent& e, const SessionInfo& session,
                  uint64_t seq, timespec time) {
   JsonWriter w(out);
+  EventText text(session.redact);
   const EcsKind kind = kindOf(e);
   const bool decision = !e.decision.empty();
   const bool deny = e.decision == "deny";
@@ -105,13 +106,14 @@ void encodeEcsTo(std::string& out, const AuditEvent& e, const SessionInfo& sessi
     // An exec event describes the process as it starts: same pid, new image.
     const bool exec = e.category == "exec";
     const auto& argv = exec ? e.exec.argv : p.argv;
-    putString(w, "name", exec ? baseName(e.exec.path) : std::string_view(p.comm));
-    putString(w, "executable", exec ? e.exec.path : p.exe);
-    putArgv(w, "args", argv);
-    w.memberNumber("args_count", int64_t(argv.size()));
+    const std::string_view executable = text.path(exec ? e.exec.path : p.exe);
+    putString(w, "name", exec ? baseName(executable) : std::string_view(p.comm));
+    putString(w, "executable", executable);
+    putArgv(w, text, "args", argv);
+    w.memberNumber("args_count", int64_t(argv.size()));  // as run, even when args is cut
     w.key("command_line");
-    writeJoined(w, argv);
-    putString(w, "working_directory", p.cwd);
+    writeJoined(w, text, argv);
+    putString(w, "working_directory", text.path(p.cwd));
     w.key("user");  // effective: what the kernel checks
     w.beginObject();
     w.key("id");
@@ -131,22 +133,23 @@ void encodeEcsTo(std::string& out, const AuditEvent& e, const SessionInfo& sessi
     w.beginObject();
     w.key("pid");
     p.ppid >= 0 ? w.number(p.ppid) : w.null();
-    if (!p.parent_exe.empty()) putString(w, "executable", p.parent_exe);
+    if (!p.parent_exe.empty()) putString(w, "executable", text.path(p.parent_exe));
     w.endObject();
     w.endObject();
   } else if (e.category == "exec") {
     w.key("process");
     w.beginObject();
-    putString(w, "executable", e.exec.path);
-    putArgv(w, "args", e.exec.argv);
+    putString(w, "executable", text.path(e.exec.path));
+    putArgv(w, text, "args", e.exec.argv);
     w.endObject();
   }
   if (!e.file.path.empty()) {
+    const std::string_view path = text.path(e.file.path);
     w.key("file");
     w.beginObject();
-    putString(w, "path", e.file.path);
-    putString(w, "name", baseName(e.file.path));
-    if (!e.file.path2.empty()) putString(w, "target_path", e.file.path2);
+    putString(w, "path", path);
+    putString(w, "name", baseName(path));
+    if (!e.file.path2.empty()) putString(w, "target_path", text.path(e.file.path2));
     if (e.file.mode >= 0) {
       char buf[16];
       w.member("mode", std::string_view(buf, size_t(std::snprintf(buf, sizeof buf, "%04o",
@@ -162,7 +165,7 @@ void encodeEcsTo(std::string& out, const AuditEvent& e, const SessionInfo& sessi
       putString(w, "ip", n.ip);
       putString(w, "address", n.ip);
     } else if (!n.unix_path.empty()) {
-      putString(w, "address", n.unix_path);
+      putString(w, "address", text.path(n.unix_path));
     }
     if (n.port >= 0) w.memberNumber("port", n.port);
     w.endObject();
@@ -202,7 +205,7 @@ void encodeEcsTo(std::string& out, const AuditEvent& e, const SessionInfo& sessi
   // The native fields ECS has no place for, under the native names.
   w.key("supervise");
   w.beginObject();
-  w.member("schema", "supervise-1.1");
+  writeSchemaMarker(w);
   putString(w, "category", e.category);
   if (decision) putString(w, "decision", e.decision);
   if (e.default_rule) {
@@ -222,7 +225,8 @@ void encodeEcsTo(std::string& out, const AuditEvent& e, const SessionInfo& sessi
     writeFlagNames(w, e.operation, e.file.flags);
   }
   if (e.process) putString(w, "profile", e.process->profile);
-  writeSessionDetails(w, e);
+  writeSessionDetails(w, text, e);
+  writeTruncated(w, e, text);
   w.endObject();
   w.endObject();
 }

@@ -47,18 +47,20 @@ std::string_view baseName(std::string_view path) {
   return slash == std::string_view::npos ? path : path.substr(slash + 1);
 }
 
-void writeJoined(JsonWriter& w, const std::vector<std::string>& argv) {
+void writeJoined(JsonWriter& w, EventText& text, const std::vector<std::string>& argv) {
   w.beginString();
-  for (size_t i = 0; i < argv.size(); ++i) {
-    if (i) w.stringPiece(" ");
-    w.stringPiece(argv[i]);
-  }
+  bool first = true;
+  text.forEachArg(argv, [&](std::string_view arg) {
+    if (!first) w.stringPiece(" ");
+    first = false;
+    w.stringPiece(arg);
+  });
   w.endString();
 }
 
-void writeSessionDetails(JsonWriter& w, const AuditEvent& e) {
+void writeSessionDetails(JsonWriter& w, EventText& text, const AuditEvent& e) {
   if (e.category != "session") return;
-  if (e.operation == "start") putArgv(w, "command", e.session.command);
+  if (e.operation == "start") putArgv(w, text, "command", e.session.command);
   if (e.session.has_exit) {
     w.memberNumber("exit_code", e.session.exit.code);
     w.memberNumber("exit_signal", e.session.exit.signal);
@@ -85,6 +87,14 @@ void writeSessionDetails(JsonWriter& w, const AuditEvent& e) {
     counter("total", e.session.dropped_total);
     w.endObject();
   }
+}
+
+void writeSchemaMarker(JsonWriter& w) {
+  w.key("schema");
+  w.beginString();
+  w.stringPiece("supervise-");
+  w.stringPiece(kAuditSchemaVersion);
+  w.endString();
 }
 
 void writeIdString(JsonWriter& w, uint32_t id) {

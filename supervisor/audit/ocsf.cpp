@@ -68,15 +68,15 @@ void writeFileObject(JsonWriter& w, std::string_view key, std::string_view path)
   w.endObject();
 }
 
-void writeProcess(JsonWriter& w, const ProcessInfo& p) {
+void writeProcess(JsonWriter& w, EventText& text, const ProcessInfo& p) {
   w.key("process");
   w.beginObject();
   w.memberNumber("pid", p.pid);
   w.memberNumber("tid", p.tid);
   putString(w, "name", p.comm);
   w.key("cmd_line");
-  writeJoined(w, p.argv);
-  if (!p.exe.empty()) writeFileObject(w, "file", p.exe);
+  writeJoined(w, text, p.argv);
+  if (!p.exe.empty()) writeFileObject(w, "file", text.path(p.exe));
   w.key("user");
   w.beginObject();
   w.key("uid");
@@ -86,7 +86,7 @@ void writeProcess(JsonWriter& w, const ProcessInfo& p) {
   w.beginObject();
   w.key("pid");
   p.ppid >= 0 ? w.number(p.ppid) : w.null();
-  if (!p.parent_exe.empty()) writeFileObject(w, "file", p.parent_exe);
+  if (!p.parent_exe.empty()) writeFileObject(w, "file", text.path(p.parent_exe));
   w.endObject();
   w.endObject();
 }
@@ -96,6 +96,7 @@ void writeProcess(JsonWriter& w, const ProcessInfo& p) {
 void encodeOcsfTo(std::string& out, const AuditEvent& e, const SessionInfo& session,
                   uint64_t seq, timespec time) {
   JsonWriter w(out);
+  EventText text(session.redact);
   const OcsfClass c = classOf(e);
   const bool decision = !e.decision.empty();
   const bool deny = e.decision == "deny";
@@ -173,19 +174,20 @@ void encodeOcsfTo(std::string& out, const AuditEvent& e, const SessionInfo& sess
   if (e.process) {
     w.key("actor");
     w.beginObject();
-    writeProcess(w, *e.process);
+    writeProcess(w, text, *e.process);
     w.endObject();
   }
-  if (c.class_uid == 1001 && !e.file.path.empty()) writeFileObject(w, "file", e.file.path);
+  if (c.class_uid == 1001 && !e.file.path.empty())
+    writeFileObject(w, "file", text.path(e.file.path));
   if (c.class_uid == 1001 && !e.file.path2.empty())
-    writeFileObject(w, "file_result", e.file.path2);  // rename/link target
+    writeFileObject(w, "file_result", text.path(e.file.path2));  // rename/link target
   if (c.class_uid == 1007 && e.category == "exec") {
     w.key("process");
     w.beginObject();
     if (e.process) w.memberNumber("pid", e.process->pid);
     w.key("cmd_line");
-    writeJoined(w, e.exec.argv);
-    writeFileObject(w, "file", e.exec.path);
+    writeJoined(w, text, e.exec.argv);
+    writeFileObject(w, "file", text.path(e.exec.path));
     w.endObject();
   }
   if (c.class_uid == 4001) {
@@ -194,7 +196,7 @@ void encodeOcsfTo(std::string& out, const AuditEvent& e, const SessionInfo& sess
     w.beginObject();
     if (!n.ip.empty()) putString(w, "ip", n.ip);
     if (n.port >= 0) w.memberNumber("port", n.port);
-    if (!n.unix_path.empty()) putString(w, "name", n.unix_path);
+    if (!n.unix_path.empty()) putString(w, "name", text.path(n.unix_path));
     w.endObject();
     w.key("connection_info");
     w.beginObject();
@@ -216,7 +218,7 @@ void encodeOcsfTo(std::string& out, const AuditEvent& e, const SessionInfo& sess
   // Everything OCSF has no attribute for, under the native names.
   w.key("unmapped");
   w.beginObject();
-  w.member("schema", "supervise-1.1");
+  writeSchemaMarker(w);
   putString(w, "category", e.category);
   putString(w, "operation", e.operation);
   if (decision) putString(w, "decision", e.decision);
@@ -235,10 +237,11 @@ void encodeOcsfTo(std::string& out, const AuditEvent& e, const SessionInfo& sess
   }
   putString(w, "boot_id", session.boot_id);
   if (e.process) {
-    putString(w, "cwd", e.process->cwd);
+    putString(w, "cwd", text.path(e.process->cwd));
     putString(w, "profile", e.process->profile);
   }
-  writeSessionDetails(w, e);
+  writeSessionDetails(w, text, e);
+  writeTruncated(w, e, text);
   w.endObject();
   w.endObject();
 }

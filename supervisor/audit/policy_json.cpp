@@ -82,7 +82,9 @@ nlohmann::ordered_json effectivePolicyJson(const policy::Policy& p) {
   j["network"] = network(p.network);
   j["profiles"] = std::move(profiles);
   j["capabilities"] = p.keep_capabilities;
-  j["audit"] = {{"level", auditLevel(p.audit.level)}};
+  Json redact = Json::array();
+  for (const auto& r : p.audit.redact) redact.push_back(r.pattern);
+  j["audit"] = {{"level", auditLevel(p.audit.level)}, {"redact", std::move(redact)}};
   return j;
 }
 

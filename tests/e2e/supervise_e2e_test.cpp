@@ -1027,6 +1027,53 @@ TEST_F(AuditMode, WriteSucceedsAndIsRecordedAsWouldDeny) {
   EXPECT_FALSE(hasDecision(events, "deny", "deny-write-env")) << dumpEvents(events);
 }
 
+// audit.redact and the size limits on a real run: a secret passed as an
+// argument and a path under a redacted directory never reach the audit file,
+// in any event (session start, the shell's own file denial, the exec of its
+// child), a 2000-byte argument is cut and flagged, and every event still
+// validates against the schema.
+TEST_F(AuditMode, RedactedArgvAndPathsNeverReachTheLog) {
+  ASSERT_EQ(::mkdir(ws("secrets").c_str(), 0755), 0);
+  const std::string key = ws("secrets/db.key");
+  writeFile(key, "k\n");
+  const std::string long_arg(2000, 'L');
+  auto r = supervise({"-o", R"(audit.redact=["--password=*", "**/secrets/**"])", "-o",
+                      "filesystem.denyWrite+=secrets/**"},
+                     {"sh", "-c", "echo x > \"$2\"; /bin/true \"$1\"", "sh",
+                      "--password=hunter2", key, long_arg});
+  EXPECT_EQ(r.status, 0) << r.describe();
+  EXPECT_EQ(readFile(key), "k\n");
+  const std::string log = readFile(audit_);
+  EXPECT_EQ(log.find("hunter2"), std::string::npos) << log;
+  EXPECT_EQ(log.find("db.key"), std::string::npos) << log;
+
+  const auto events = audit();
+  ASSERT_FALSE(events.empty());
+  const json& start = events.front();
+  EXPECT_EQ(start["session"]["command"][4], "[REDACTED]") << start.dump();
+  EXPECT_EQ(start["session"]["command"][5], "[REDACTED]") << start.dump();
+  EXPECT_EQ(start["session"]["policy"]["audit"]["redact"],
+            json::array({"--password=*", "**/secrets/**"}));
+  bool path_redacted = false, exec_redacted = false, cut = false;
+  for (const auto& e : events) {
+    if (str(e, "decision") == "deny" && e.contains("file"))
+      path_redacted |= e["file"].value("path", "") == "[REDACTED]";
+    if (e.contains("exec") && e["exec"]["argv"].size() == 2)
+      exec_redacted |= e["exec"]["argv"][1] == "[REDACTED]";
+    if (e.contains("process") && e["process"]["argv"].size() == 7) {  // the shell
+      cut |= e.value("truncated", false) && e["process"]["argv"][6] == long_arg.substr(0, 1024);
+    }
+  }
+  EXPECT_TRUE(path_redacted) << dumpEvents(events);
+  EXPECT_TRUE(exec_redacted) << log;
+  EXPECT_TRUE(cut) << log;
+
+  const std::string cmd = std::string("python3 ") + SV_VALIDATOR + " " + SV_SCHEMA + " " +
+                          audit_ + " --require session:start,file,session:end 1>&2";
+  const int st = std::system(cmd.c_str());
+  EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) << log;
+}
+
 // ---------------------------------------------------------------------------
 // 10. Network.
 

@@ -4,7 +4,8 @@
 // every input and every format:
 //  - the record is exactly one line of valid JSON (a SIEM parses each line);
 //  - in the native format, a short non-empty valid-UTF-8 path comes back intact
-//    once parsed (escaping loses nothing).
+//    once parsed (escaping loses nothing), no path is longer than the limit,
+//    and no argv element matching audit.redact (`--secret=*`) is shown.
 #include <fuzzer/FuzzedDataProvider.h>
 
 #include <cstddef>
@@ -54,7 +55,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   ev.rule_id = in.ConsumeRandomLengthString(32);
   ev.rule_reason = in.ConsumeRandomLengthString(64);
   ev.default_rule = in.ConsumeBool();
-  ev.file.path = in.ConsumeRandomLengthString(512);
+  ev.file.path = in.ConsumeRandomLengthString(2 * sv::supervisor::kAuditMaxPathBytes);
   ev.file.path2 = in.ConsumeRandomLengthString(64);
   ev.file.flags = in.ConsumeIntegral<int>();
   ev.file.mode = in.ConsumeIntegral<int>();
@@ -66,8 +67,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   ev.network.port = in.ConsumeIntegral<int>();
   ev.process = in.ConsumeBool() ? &process : nullptr;
 
+  static const sv::supervisor::Redactor kRedactSecrets({{"--secret=*", false}});
   sv::supervisor::SessionInfo session{"0123456789abcdef0123456789abcdef", "host", "policy",
-                                      std::string(64, 'a'), "0.0.0", "boot"};
+                                      std::string(64, 'a'), "0.0.0", "boot", kRedactSecrets};
   const timespec now{in.ConsumeIntegralInRange<time_t>(0, 4102444800), 0};
   const uint64_t seq = in.ConsumeIntegral<uint64_t>();
 
@@ -83,6 +85,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                             sv::supervisor::isValidUtf8(ev.file.path);
     if (short_utf8 && ev.category == "file")
       check(parsed.value("/file/path"_json_pointer, std::string("\x01")) == ev.file.path);
+    const size_t max = sv::supervisor::kAuditMaxPathBytes;
+    const std::string b64 = parsed.value("/file/path_b64"_json_pointer, std::string());
+    check(b64.empty() ? parsed.value("/file/path"_json_pointer, std::string()).size() <= max
+                      : b64.size() <= (max + 2) / 3 * 4);
+    for (const auto& arg : parsed.value("/exec/argv"_json_pointer, nlohmann::json::array()))
+      check(!arg.get<std::string>().starts_with("--secret="));
   }
   return 0;
 }

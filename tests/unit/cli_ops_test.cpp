@@ -15,6 +15,7 @@
 
 #include "policy/engine.h"
 #include "policy/load.h"
+#include "supervisor/audit/limits.h"
 #include "supervisor/commands.h"
 #include "tests/unit/cli_test_util.h"
 
@@ -114,6 +115,14 @@ TEST_F(OpsTest, LinesThatAreNotDecisionsAreRejectedWithAReason) {
   json sock = {{"category", "network"}, {"operation", "socket"}};
   EXPECT_FALSE(parseRecordedDecision(event(7, "deny", sock), &why));
   EXPECT_FALSE(parseRecordedDecision(event(8, "deny", fileTarget("write", "relative")), &why));
+  EXPECT_FALSE(parseRecordedDecision(event(9, "deny", fileTarget("write", "[REDACTED]")), &why));
+  EXPECT_EQ(why, "the event's target path was redacted (audit.redact)");
+  json cut = fileTarget("write", "/" + std::string(kAuditMaxPathBytes - 1, 'a'));
+  cut["truncated"] = true;
+  EXPECT_FALSE(parseRecordedDecision(event(10, "deny", cut), &why));
+  EXPECT_EQ(why, "the event's target path was truncated");
+  cut["file"]["path"] = "/srv/x";  // argv was cut, the path is whole
+  EXPECT_TRUE(parseRecordedDecision(event(11, "deny", cut), &why)) << why;
 }
 
 TEST_F(OpsTest, EventIds) {

@@ -244,6 +244,21 @@ TEST(Load, EachValidationErrorWithPosition) {
        "p.json:1:22: error: a file sink needs \"path\""},
       {"bad profile name", "{\"profiles\": {\"a b\": {}}}",
        "p.json:1:15: error: bad profile name \"a b\" (letters, digits, '-', '_', '.')"},
+      {"redact not a list", "{\"audit\": {\"redact\": \"--token=*\"}}",
+       "p.json:1:22: error: expected an array, got a string"},
+      {"redact not a string", "{\"audit\": {\"redact\": [{\"path\": \"x\"}]}}",
+       "p.json:1:23: error: expected a string, got an object"},
+      {"redact empty", "{\"audit\": {\"redact\": [\"\"]}}",
+       "p.json:1:23: error: empty pattern"},
+      {"redact bad string glob", "{\"audit\": {\"redact\": [\"--key=[\"]}}",
+       "p.json:1:30: error: bad glob \"--key=[\": unterminated or empty character class"},
+      {"redact bad path glob", "{\"audit\": {\"redact\": [\"/a/b**\"]}}",
+       "p.json:1:28: error: bad glob \"/a/b**\": `**` must be a whole path component (use `*` "
+       "inside a name)"},
+      {"redact dotdot anywhere", "{\"audit\": {\"redact\": [\"../x/*\"]}}",
+       "p.json:1:23: error: \"../x/*\": \"..\" in a pattern that matches at any depth"},
+      {"redact tilde user", "{\"audit\": {\"redact\": [\"~bob/.ssh/**\"]}}",
+       "p.json:1:23: error: \"~user\" is not supported; use \"~/\" or an absolute path"},
   };
   for (const auto& c : cases) {
     std::string preset = std::string(c.name).find("preset") != std::string::npos ? "code-sandbox"
@@ -346,6 +361,32 @@ TEST(Load, Overrides) {
   ASSERT_EQ(p.filesystem.deny_write.size(), 2u);  // `=` replaced the preset's list
   EXPECT_EQ(p.filesystem.deny_write[1].id, "why");
   EXPECT_EQ(p.profiles.at("git").network.mode, NetworkMode::All);
+}
+
+// audit.redact: a `/` makes a path glob, resolved like a deny rule except that
+// a relative one matches at any depth anywhere; without `/`, a whole-string glob.
+TEST(Load, AuditRedact) {
+  LoadRequest r = request(R"({"audit": {"redact": [
+    "--password=*", "**/secrets/**", "id_rsa*/", "/etc/shadow", "~/.aws", "./build/*.log",
+    "--password=*"]}})");
+  r.overrides = {"audit.redact+=*token*"};
+  LoadResult res = load(r);
+  ASSERT_TRUE(res.ok()) << all(res);
+  const auto& list = res.policy->audit.redact;
+  ASSERT_EQ(list.size(), 7u);  // the repeated entry is kept once
+  std::vector<std::string> globs;
+  for (const auto& p : list) globs.push_back(p.is_path ? p.glob.pattern() : "string:" + p.pattern);
+  EXPECT_EQ(globs, (std::vector<std::string>{"string:--password=*", "/**/secrets/**",
+                                             "/**/id_rsa*", "/etc/shadow", "/home/u/.aws",
+                                             "/ws/build/*.log", "string:*token*"}));
+  EXPECT_TRUE(list[3].glob.isPrefix());  // a path pattern covers what is below it
+  EXPECT_EQ(list[1].origin.file, "p.json");
+  EXPECT_EQ(list[1].origin.line, 2);
+
+  r.overrides = {"audit.redact=[]"};
+  LoadResult replaced = load(r);
+  ASSERT_TRUE(replaced.ok()) << all(replaced);
+  EXPECT_TRUE(replaced.policy->audit.redact.empty());
 }
 
 TEST(Load, OverrideErrors) {

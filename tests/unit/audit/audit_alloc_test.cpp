@@ -35,6 +35,14 @@ long countEmits(AuditLog& log, const AuditEvent& ev, int n) {
   return g_allocations.load();
 }
 
+// audit.redact in force: a path and an argv pattern are tried on every string.
+Redactor redacting() {
+  policy::RedactPattern token{"--token=*", false};
+  policy::RedactPattern env{"/home/user/work/project/.env*", true};
+  policy::Glob::compile(env.pattern, &env.glob, nullptr, nullptr, /*prefix=*/true);
+  return Redactor({token, env});
+}
+
 TEST(AuditAlloc, SteadyStateEmitDoesNotAllocate) {
   char tmpl[] = "/tmp/sv-audit-alloc-XXXXXX";
   UniqueFd tmp(mkstemp(tmpl));
@@ -43,17 +51,20 @@ TEST(AuditAlloc, SteadyStateEmitDoesNotAllocate) {
   const ProcessInfo p = samples::nodeProcess();
   AuditEvent ev = samples::envWriteDenied(&p);
   for (auto format : {AuditFormat::Native, AuditFormat::Ocsf, AuditFormat::Ecs})
-  for (auto coalesce : {std::chrono::microseconds(0), std::chrono::microseconds(1000)}) {
+  for (auto coalesce : {std::chrono::microseconds(0), std::chrono::microseconds(1000)})
+  for (bool redact : {false, true}) {
     AuditLogOptions options;
     options.format = format;
     options.write_coalesce = coalesce;
     AuditLog log(SessionInfo{"0123456789abcdef0123456789abcdef", "host", "code-sandbox",
-                             std::string(64, 'a'), "0.1.0"},
+                             std::string(64, 'a'), "0.1.0", "",
+                             redact ? redacting() : Redactor()},
                  options);
     ASSERT_TRUE(log.addFdSink(UniqueFd(dup(tmp.get()))).ok());
     countEmits(log, ev, 2000);  // warm-up: buffers reach their working size
     EXPECT_EQ(countEmits(log, ev, 10000), 0)
-        << "format " << int(format) << ", write_coalesce " << coalesce.count() << "us";
+        << "format " << int(format) << ", write_coalesce " << coalesce.count() << "us"
+        << (redact ? ", redacting" : "");
     ev.decision = "allow";  // another shape: no errno, same buffers
     ev.err = 0;
     EXPECT_EQ(countEmits(log, ev, 10000), 0);

@@ -1,7 +1,8 @@
 // Every kind of event the encoder writes validates against the JSON Schema in
 // docs/schema/audit-event.schema.json (checked by validate_events.py with
 // python3-jsonschema, Draft 2020-12): decisions of each category, unknown
-// process fields, non-UTF-8 names, session start/end, and the dropped record.
+// process fields, non-UTF-8 names, redacted and truncated strings, session
+// start/end, and the dropped record.
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <linux/audit.h>
@@ -31,10 +32,11 @@ TEST(AuditSchemaTest, EveryEventKindValidates) {
   policy::LoadRequest req;
   req.workspace = "/ws";
   req.home = "/home/u";
+  req.files.push_back({"p.json", R"({"audit": {"redact": ["--token=*", "**/secrets/**"]}})"});
   auto loaded = policy::load(req);
   ASSERT_TRUE(loaded.ok());
   SessionInfo info{newSessionId(), "host", loaded.policy->name, policyDigest(*loaded.policy),
-                   "0.1.0", readBootId()};
+                   "0.1.0", readBootId(), Redactor(loaded.policy->audit.redact)};
   {
     AuditLog log(info);
     ASSERT_TRUE(log.addFileSink(path).ok());
@@ -95,6 +97,10 @@ TEST(AuditSchemaTest, EveryEventKindValidates) {
     x.exec.path = "/usr/bin/ssh";
     x.exec.argv = {"ssh", "host"};
     log.emit(x);
+    x.exec.path = "/ws/secrets/run";                              // [REDACTED]
+    x.exec.argv.assign(kAuditMaxArgs + 1, "--token=\xff");         // [REDACTED], truncated
+    x.exec.argv[1] = std::string(kAuditMaxArgBytes - 1, 'a') + "\xff\xff";  // cut, not UTF-8
+    log.emit(x);
 
     AuditEvent n;
     n.category = "network";
@@ -130,6 +136,11 @@ TEST(AuditSchemaTest, EveryEventKindValidates) {
     std::ofstream out(path, std::ios::app);
     out << encodeDropped(info, timespec{1, 2}, 3, 4, 6, 3) << "\n";
   }
+  std::ifstream in(path);
+  const std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(all.find(R"("path":"[REDACTED]","argv":["[REDACTED]","aaa)"), std::string::npos);
+  EXPECT_NE(all.find(R"("truncated":true})"), std::string::npos);
+  EXPECT_NE(all.find(R"("argv_b64":[)"), std::string::npos);
   EXPECT_EQ(runValidator(path, "file,exec,network,process,session:start,session:end,session:dropped"),
             0);
   unlink(path);
@@ -140,7 +151,7 @@ TEST(AuditSchemaTest, TheValidatorRejectsABadEvent) {
   UniqueFd tmp(mkstemp(path));
   ASSERT_TRUE(tmp);
   const std::string bad =
-      R"({"schema_version":"1.1","seq":1,"time":"2026-11-29T10:33:11Z","event_id":"x",)"
+      R"({"schema_version":"1.2","seq":1,"time":"2026-11-29T10:33:11Z","event_id":"x",)"
       R"("session_id":"s","host":{"name":"h","boot_id":""},"agent":{"name":"supervise",)"
       R"("version":"1"},"category":"file","operation":"open","decision":"maybe"})"
       "\n";
