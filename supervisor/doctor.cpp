@@ -488,10 +488,9 @@ std::vector<FeatureRow> featureMatrix(const HostCaps &c, const policy::Policy &p
   // The network filter reports through a ring buffer: it can't load without
   // one.
   const bool net_bpf = c.cgroup_writable && c.cgroup_sock_addr && c.bpf_ringbuf;
-  // The design prefers BPF LSM for files, exec and connect; this build has no
-  // BPF LSM backend yet, so its state is only reported, never chosen.
-  const std::string lsm_note =
-      c.bpf_lsm_loadable && c.bpf_lsm_active ? "" : "; bpf-lsm not usable here";
+  // `--backend auto` (the default) takes bpf-lsm where the BPF LSM is active
+  // and its programs load (lsm_backend.h); the rows below then name it.
+  const bool lsm = c.bpf_lsm_loadable && c.bpf_lsm_active;
 
   bool deny_globs = anyDenyGlobs(p.filesystem), exec_rules = anyExecRules(p.exec);
   for (const auto &[name, prof] : p.profiles) {
@@ -506,6 +505,12 @@ std::vector<FeatureRow> featureMatrix(const HostCaps &c, const policy::Policy &p
     rows.push_back({std::move(id), std::move(label), used, ok, ok ? std::move(backend) : "",
                     ok ? std::move(good) : std::move(bad)});
   };
+  rows.push_back({"backend", "backend (--backend auto)", true, true, lsm ? "bpf-lsm" : "host",
+                  lsm ? "files, exec and connect decided by BPF LSM programs in the kernel "
+                        "(if every hook's program loads; else host); user-notify keeps link, "
+                        "utimes and xattr calls"
+                      : "Landlock + seccomp user-notify + cgroup-bpf, because " +
+                            why(c, "bpf_lsm", "bpf-lsm")});
   // The session refuses to start without these, whatever the policy says.
   row("process_tree", "process tree containment", true, c.cgroup_writable, "cgroup",
       c.cgroup_kill ? "session cgroup, killed with cgroup.kill"
@@ -514,19 +519,31 @@ std::vector<FeatureRow> featureMatrix(const HostCaps &c, const policy::Policy &p
   row("syscall_mediation", "syscall mediation", true, notify, "seccomp-notify",
       "write opens and execs decided in user space, fds injected with ADDFD",
       why(c, "seccomp_notify", "seccomp user-notify with ADDFD"));
-  row("file_roots", "file roots", true, landlock, "landlock",
-      "read/write roots in the kernel (ABI " + std::to_string(c.landlock_abi) + ")" + lsm_note,
-      why(c, "landlock", "Landlock") + lsm_note);
-  row("deny_globs", "deny globs", deny_globs, notify && landlock, "seccomp-notify",
-      "globs inside allowed roots decided per open; Landlock is the floor",
-      !notify ? why(c, "seccomp_notify", "seccomp user-notify")
-              : why(c, "landlock", "Landlock (the floor under raced decisions)"));
-  row("exec_rules", "exec rules", exec_rules, notify && landlock, "seccomp-notify",
-      "execve/execveat decided in user space; Landlock EXECUTE on the roots",
-      !notify ? why(c, "seccomp_notify", "seccomp user-notify") : why(c, "landlock", "Landlock"));
-  row("profiles", "profiles", !p.profiles.empty(), notify, "seccomp-notify",
-      "profile switched on exec, tracked per process by the supervisor",
-      why(c, "seccomp_notify", "seccomp user-notify"));
+  if (lsm) {
+    // What bpf-lsm decides in the kernel, each with no round trip.
+    row("file_roots", "file roots", true, true, "bpf-lsm",
+        "read/write roots decided per open and path change by BPF LSM hooks", "");
+    row("deny_globs", "deny globs", deny_globs, true, "bpf-lsm",
+        "globs matched in the kernel against compiled tables, later files included", "");
+    row("exec_rules", "exec rules", exec_rules, true, "bpf-lsm",
+        "bprm_check_security decides the final binary", "");
+    row("profiles", "profiles", !p.profiles.empty(), true, "bpf-lsm",
+        "profile id in task storage, switched on exec, inherited on fork", "");
+  } else {
+    row("file_roots", "file roots", true, landlock, "landlock",
+        "read/write roots in the kernel (ABI " + std::to_string(c.landlock_abi) + ")",
+        why(c, "landlock", "Landlock"));
+    row("deny_globs", "deny globs", deny_globs, notify && landlock, "seccomp-notify",
+        "globs inside allowed roots decided per open; Landlock is the floor",
+        !notify ? why(c, "seccomp_notify", "seccomp user-notify")
+                : why(c, "landlock", "Landlock (the floor under raced decisions)"));
+    row("exec_rules", "exec rules", exec_rules, notify && landlock, "seccomp-notify",
+        "execve/execveat decided in user space; Landlock EXECUTE on the roots",
+        !notify ? why(c, "seccomp_notify", "seccomp user-notify") : why(c, "landlock", "Landlock"));
+    row("profiles", "profiles", !p.profiles.empty(), notify, "seccomp-notify",
+        "profile switched on exec, tracked per process by the supervisor",
+        why(c, "seccomp_notify", "seccomp user-notify"));
+  }
   const std::string net_bad = !c.cgroup_writable ? why(c, "cgroup", "session cgroup")
                               : !c.cgroup_sock_addr
                                   ? why(c, "cgroup_sock_addr", "cgroup socket hooks")

@@ -64,6 +64,28 @@ TEST(DoctorMatrixTest, CodeSandboxOnFullHostIsFullyEnforceable) {
   EXPECT_EQ(row(rows, "process_tree").backend, "cgroup");
 }
 
+TEST(DoctorMatrixTest, AutoBackendIsHostWithoutTheBpfLsmAndSaysWhy) {
+  HostCaps c = fullHost();
+  c.why["bpf_lsm"] = "BPF_PROG_LOAD lsm/file_open: EPERM (Operation not permitted)";
+  auto rows = featureMatrix(c, *loadPreset("code-sandbox"));
+  EXPECT_EQ(row(rows, "backend").backend, "host");
+  EXPECT_NE(row(rows, "backend").detail.find("bpf-lsm: BPF_PROG_LOAD lsm/file_open: EPERM"),
+            std::string::npos)
+      << row(rows, "backend").detail;
+  EXPECT_EQ(row(rows, "file_roots").backend, "landlock");
+}
+
+TEST(DoctorMatrixTest, AutoBackendIsBpfLsmWhereItLoadsAndNamesItPerFeature) {
+  HostCaps c = fullHost();
+  c.bpf_lsm_active = c.bpf_lsm_loadable = true;
+  auto rows = featureMatrix(c, *loadPreset("code-sandbox"));
+  EXPECT_TRUE(fullyEnforceable(rows));
+  EXPECT_EQ(row(rows, "backend").backend, "bpf-lsm");
+  for (const char* id : {"file_roots", "deny_globs", "exec_rules", "profiles"})
+    EXPECT_EQ(row(rows, id).backend, "bpf-lsm") << id;
+  EXPECT_EQ(row(rows, "network.localhost").backend, "cgroup-bpf");
+}
+
 TEST(DoctorMatrixTest, MissingLandlockBlocksFileRootsWithTheProbeReason) {
   HostCaps c = fullHost();
   c.landlock_abi = 0;
