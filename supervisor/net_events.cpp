@@ -53,8 +53,9 @@ void NetEventAuditor::onEvent(const tracer::NetEvent& e) {
   // A pathname socket that does not exist would have failed the call anyway
   // (ENOENT), so the line would explain no failure: glibc probes nscd's
   // socket on every user or group lookup (`ls -l`, `id`). Audited all the same.
-  const bool missing_socket =
-      unix_path && ::access(e.unix_path.c_str(), F_OK) != 0 && errno == ENOENT;
+  // (A relative path names a place under the process's cwd, not ours: shown.)
+  const bool missing_socket = unix_path && !e.unix_path.empty() && e.unix_path[0] == '/' &&
+                              ::access(e.unix_path.c_str(), F_OK) != 0 && errno == ENOENT;
   if (deny && !quiet_ && e.op != tracer::kNetOpSockCreate && !missing_socket) {
     const std::string target =
         unix_path ? "unix socket " + e.unix_path : ev.network.ip + ":" + std::to_string(e.port);
