@@ -47,6 +47,14 @@ void NetEventAuditor::onEvent(const tracer::NetEvent& e) {
   std::shared_ptr<const ProcessInfo> process;
   if (e.tgid) {
     process = processes_.lookup(static_cast<int>(e.tgid), static_cast<int>(e.pid));
+    // The plan that decided names the process's profile (its cgroup was
+    // moved on the switch); plan 0 is the base's and that of every profile
+    // without network rules, which keep what the cache knows.
+    const std::string& profile = net_.planProfile(e.plan);
+    if (process && profile != process->profile &&
+        (!profile.empty() || net_.hasPlan(process->profile))) {
+      processes_.setProfile(static_cast<int>(e.tgid), profile);  // updates *process too
+    }
     ev.process = process.get();
   }
   audit_.emit(ev);

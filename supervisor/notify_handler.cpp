@@ -831,6 +831,13 @@ void NotifyHandler::handleExec(Call& c, int dirfd, uint64_t path, uint64_t argv_
     const pid_t process = threadGroupOf(c.tid);
     std::string_view current = profileOf(process);
     std::string_view next = engine_.profileAfterExec(current, target.real_path);
+    if (next != current && options_.on_profile_switch) {
+      if (auto st = options_.on_profile_switch(process, current, next); !st) {
+        reportDenial(Operation::Exec, target.real_path,
+                     {Verdict::Deny, "profile-switch-failed", st.error().message()});
+        return finish(c, -EACCES);
+      }
+    }
     if (next != current) setProfile(process, next);
   }
   processes_.invalidate(c.tid);

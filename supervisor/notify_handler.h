@@ -16,6 +16,7 @@
 #include <linux/seccomp.h>
 #include <sys/types.h>
 
+#include <functional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -41,6 +42,10 @@ struct NotifyOptions {
   // The in-kernel exec re-check: every exec let through is approved there
   // for the file(s) judged, so a path swapped after the check gets SIGKILL.
   tracer::ProcTracker* exec_recheck = nullptr;
+  // Called while an exec that switches a process's profile is held, before
+  // the exec may go on: moves the process to where the kernel's per-profile
+  // network plan finds it (profile_network.h). An error refuses the exec.
+  std::function<Status(pid_t tgid, std::string_view from, std::string_view to)> on_profile_switch;
 };
 
 class NotifyHandler {

@@ -8,6 +8,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <optional>
 
@@ -22,6 +23,7 @@
 #include "supervisor/notify_handler.h"
 #include "supervisor/notify_thread.h"
 #include "supervisor/process_events.h"
+#include "supervisor/profile_network.h"
 #include "supervisor/supervision.h"
 #include "supervisor/watchdog.h"
 #include "tracer/capabilities.h"
@@ -188,8 +190,12 @@ int runSession(const SessionOptions& options) {
   // (process_events.h).
   ProcTrackerLoad proc(policy, compiled, cgroup ? cgroup->dirFd() : -1);
 
-  const bool needs_net = policy.network.mode.value_or(NetworkMode::All) != NetworkMode::All;
+  // Each profile gets its own plan in the kernel (profile_network.h).
+  const auto& profile_plans = compiled.profile_network;
+  const bool needs_net = policy.network.mode.value_or(NetworkMode::All) != NetworkMode::All ||
+                         ProfileNetwork::anyOwnRules(policy);
   std::optional<tracer::NetFilter> net;
+  std::optional<ProfileNetwork> profile_net;
   std::string net_error = "unavailable (needs a session cgroup)";
   if (needs_net && cgroup && !tracer::testDisabled("bpf")) {
     tracer::NetFilterOptions net_options;
@@ -202,11 +208,21 @@ int runSession(const SessionOptions& options) {
     net_options.audit_only = policy.mode == policy::Mode::Audit;  // would-deny, never block
     addDnsProxyOptions(compiled.network, net_options);  // domain entries (dns_allow.h)
     net_options.unix_paths = !tracer::testDisabled("bpf-unix");  // as on a kernel < 6.7
-    auto loaded = tracer::NetFilter::load(compiled.network, cgroup->dirFd(), net_options);
+    auto loaded =
+        tracer::NetFilter::load(compiled.network, profile_plans, cgroup->dirFd(), net_options);
     if (loaded)
       net.emplace(std::move(*loaded));
     else
       net_error = loaded.error().message();
+    if (net) {
+      auto bound = ProfileNetwork::bind(*cgroup, *net, profile_plans);
+      if (bound) {
+        profile_net.emplace(std::move(*bound));
+      } else {
+        net.reset();
+        net_error = "per-profile network rules: " + bound.error().message();
+      }
+    }
   } else if (tracer::testDisabled("bpf")) {
     net_error = tracer::kDisabledByTest;
   }
@@ -237,12 +253,13 @@ int runSession(const SessionOptions& options) {
     return kExitSupervisorError;
   }
   if (missing) say("WARNING: fallback unsafe-host-process: the command runs partly unconfined");
-  // Not silent: the cgroup programs judge every connect by the base plan, so a
-  // profile's extra network rules deny more than the policy says (never less).
-  for (const auto& [name, profile] : policy.profiles) {
-    if (profile.network.mode || !profile.network.allow.empty())
-      say("note: network rules of profile '" + name +
-          "' are not enforced per profile yet; its processes get the base network policy");
+  for (const auto& [name, plan] : profile_plans) {  // only the base's hosts are resolved
+    for (const auto& host : plan.hosts) {
+      if (std::find(compiled.network.hosts.begin(), compiled.network.hosts.end(), host) ==
+          compiled.network.hosts.end())  // a profile's own (its rule id is its own)
+        say("note: host " + host.name + " in network.allow of profile '" + name +
+            "' allows nothing: only the base policy's host names are resolved");
+    }
   }
   if (dns && dns->resolverCount() == 0)
     say("note: no nameserver in /etc/resolv.conf: host names in network.allow allow nothing");
@@ -379,6 +396,12 @@ int runSession(const SessionOptions& options) {
     notify_options.root_pid = launched->pid;
     if (cgroup) notify_options.session_cgroup = cgroup_name;
     notify_options.exec_recheck = proc.recheck();
+    if (profile_net) {
+      notify_options.on_profile_switch = [&profile_net](pid_t tgid, std::string_view from,
+                                                        std::string_view to) {
+        return profile_net->onSwitch(tgid, from, to);
+      };
+    }
     handler.emplace(engine, *listener, audit, notify_options);
     auto started = NotifyThread::start(*handler, listener->fd());
     if (!started) {

@@ -1,6 +1,7 @@
 // Watchdog process; see watchdog.h.
 #include "supervisor/watchdog.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/prctl.h>
@@ -31,6 +32,19 @@ bool populated(const std::string& cgroup) {
   return std::strstr(buf, "populated 1") != nullptr;
 }
 
+// rmdir of every directory in `cgroup` (the session's child cgroups; their
+// processes are dead). cgroupfs directories hold only control files else.
+void removeChildren(const std::string& cgroup) {
+  DIR* dir = ::opendir(cgroup.c_str());
+  if (dir == nullptr) return;
+  while (const dirent* entry = ::readdir(dir)) {
+    if (entry->d_type == DT_DIR && std::strcmp(entry->d_name, ".") != 0 &&
+        std::strcmp(entry->d_name, "..") != 0)
+      ::rmdir((cgroup + "/" + entry->d_name).c_str());
+  }
+  ::closedir(dir);
+}
+
 [[noreturn]] void watch(int read_end, const std::string& cgroup, const std::string& also_remove) {
   ::setsid();  // out of the terminal's process group: Ctrl-C must not reach us
   for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGTSTP, SIGTTIN, SIGTTOU, SIGPIPE})
@@ -58,6 +72,7 @@ bool populated(const std::string& cgroup) {
       writeFile(cgroup + "/cgroup.kill", "1");
       ::usleep(10000);
     }
+    removeChildren(cgroup);  // profile-<name> cgroups: rmdir needs them gone first
     ::rmdir(cgroup.c_str());
   }
   // The tree is dead: its last tasks leave the v1 cgroup as they are reaped.

@@ -12,6 +12,7 @@
 #include <fstream>
 #include <sstream>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "tracer/probe.h"
@@ -161,7 +162,9 @@ Result<SessionCgroup> SessionCgroup::create(std::string_view name) {
 }
 
 SessionCgroup::SessionCgroup(SessionCgroup&& other) noexcept
-    : path_(std::move(other.path_)), dir_(std::move(other.dir_)) {
+    : path_(std::move(other.path_)),
+      dir_(std::move(other.dir_)),
+      children_(std::exchange(other.children_, {})) {
   other.path_.clear();
 }
 
@@ -170,6 +173,7 @@ SessionCgroup& SessionCgroup::operator=(SessionCgroup&& other) noexcept {
     destroy();
     path_ = std::move(other.path_);
     dir_ = std::move(other.dir_);
+    children_ = std::exchange(other.children_, {});
     other.path_.clear();
   }
   return *this;
@@ -187,12 +191,27 @@ void SessionCgroup::destroy() {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   dir_.reset();
+  for (const auto& child : children_) ::rmdir((path_ + "/" + child).c_str());
   ::rmdir(path_.c_str());
   path_.clear();
 }
 
 Status SessionCgroup::addProcess(pid_t pid) {
   return writeFile(path_ + "/cgroup.procs", std::to_string(pid));
+}
+
+Result<std::string> SessionCgroup::addChild(std::string_view name) {
+  if (name.empty() || name.find('/') != std::string_view::npos || name == "." || name == "..")
+    return Error{EINVAL, "child cgroup name must be a single path component"};
+  std::string path = path_ + "/" + std::string(name);
+  if (::mkdir(path.c_str(), 0755) != 0) return errnoError("mkdir " + path);
+  children_.emplace_back(name);
+  return path;
+}
+
+Status SessionCgroup::moveProcess(std::string_view name, pid_t pid) {
+  std::string dir = name.empty() ? path_ : path_ + "/" + std::string(name);
+  return writeFile(dir + "/cgroup.procs", std::to_string(pid));
 }
 
 Status SessionCgroup::kill() {
@@ -208,6 +227,10 @@ Status SessionCgroup::killEachProcess() {
   for (int round = 0; round < 100; ++round) {
     auto procs = readSmallFile(path_ + "/cgroup.procs");
     if (!procs) return procs.error();
+    for (const auto& child : children_) {
+      auto more = readSmallFile(path_ + "/" + child + "/cgroup.procs");
+      if (more) *procs += "\n" + *more;
+    }
     std::istringstream in(*procs);
     pid_t pid;
     bool any = false;

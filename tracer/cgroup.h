@@ -10,6 +10,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "common/result.h"
 #include "common/unique_fd.h"
@@ -44,6 +45,15 @@ class SessionCgroup {
   // Moves `pid` in via cgroup.procs (when clone3 CLONE_INTO_CGROUP is not used).
   Status addProcess(pid_t pid);
 
+  // mkdir <session>/<name>: a child cgroup, which the programs attached to
+  // the session's run for too (per-profile network plans). Removed with the
+  // session. Returns its path.
+  Result<std::string> addChild(std::string_view name);
+  // Moves the thread group of `pid` into the child `name` ("" = the session
+  // cgroup itself). Writes cgroup.procs, which waits for an RCU grace period
+  // (8-18 ms here): for profile switches, never on the start-up path.
+  Status moveProcess(std::string_view name, pid_t pid);
+
   // SIGKILLs every process: cgroup.kill (5.14), else SIGKILL of each pid in
   // cgroup.procs until it stays empty (a forking tree may add pids meanwhile).
   Status kill();
@@ -62,6 +72,7 @@ class SessionCgroup {
 
   std::string path_;
   UniqueFd dir_;
+  std::vector<std::string> children_;  // addChild's names
 };
 
 // A pids limit where the session cgroup has none: on hybrid hosts the pids

@@ -39,7 +39,7 @@ static_assert(kNetOpUnixConnect == SV_NET_OP_UNIX_CONNECT &&
 // may predate them; the values are ABI and never change).
 constexpr bpf_attach_type kAttachUnixConnect = static_cast<bpf_attach_type>(49);
 constexpr bpf_attach_type kAttachUnixSendmsg = static_cast<bpf_attach_type>(50);
-static_assert(sizeof(sv_net_lpm_key) == 20, "key ABI");
+static_assert(sizeof(sv_net_lpm_key) == 24, "key ABI");
 static_assert(sizeof(sv_net_allow_value) == 8 + 8 * SV_NET_MAX_PORT_RANGES, "value ABI");
 static_assert(static_cast<int>(policy::NetworkMode::None) == SV_NET_MODE_NONE &&
                   static_cast<int>(policy::NetworkMode::Localhost) == SV_NET_MODE_LOCALHOST &&
@@ -126,10 +126,12 @@ Result<sv_net_allow_value> foldedValue(const std::map<EntryKey, std::vector<Rang
   return v;
 }
 
-// Plan entries → rule id table and per-block port ranges (unfolded).
+// Plan entries → rule id table and per-block port ranges (unfolded). The
+// table is shared by every plan of a load (index_of: its reverse), so a rule
+// index names one rule id whichever plan decided.
 Status collectEntries(const policy::NetworkPlan& plan, std::vector<std::string>& rule_ids,
+                      std::map<std::string, uint32_t>& index_of,
                       std::map<EntryKey, std::vector<Range>>& entries) {
-  std::map<std::string, uint32_t> index_of;
   for (const auto& e : plan.entries) {
     if (e.cidr.prefix_len < 0 || e.cidr.prefix_len > 128 || e.port_lo > e.port_hi)
       return Error{EINVAL, "network allowlist: bad entry " + e.rule_id};
@@ -154,8 +156,12 @@ struct NetFilter::State {
   Ring ring;
   std::vector<Link> links;  // declared last: destroyed (detached) first
   std::vector<std::string> rule_ids;
-  std::map<EntryKey, std::vector<Range>> entries;  // as given, before folding
-  policy::NetworkMode mode = policy::NetworkMode::None;
+  std::map<std::string, uint32_t> rule_index_of;  // rule_ids' reverse
+  // Per plan (index 0 base, then the profiles by name): the entries as
+  // given, before folding, its mode and its profile.
+  std::vector<std::map<EntryKey, std::vector<Range>>> entries;
+  std::vector<policy::NetworkMode> modes;
+  std::vector<std::string> plan_profiles;
   uint32_t port_ranges_max = 1;  // the programs' loop bound, see net_maps.h
   std::string log;
   bool unix_paths = false;
@@ -165,8 +171,8 @@ struct NetFilter::State {
 
   // The folded value of `key`, refused when it holds more ranges than the
   // loaded programs look at.
-  Result<sv_net_allow_value> folded(const EntryKey& key) const {
-    auto value = foldedValue(entries, key);
+  Result<sv_net_allow_value> folded(uint32_t plan, const EntryKey& key) const {
+    auto value = foldedValue(entries[plan], key);
     if (value.ok() && value->count > port_ranges_max) {
       return Error{E2BIG, "network allowlist: an address block would need " +
                               std::to_string(value->count) + " port ranges; the programs were " +
@@ -177,27 +183,95 @@ struct NetFilter::State {
 
   // Writes `key` and every more specific entry under it (their folded value
   // may include key's ranges now).
-  Status writeAffected(const EntryKey& key) {
+  Status writeAffected(uint32_t plan, const EntryKey& key) {
     int fd = bpf_map__fd(skel->maps.sv_net_allow);
-    for (const auto& [k, ranges] : entries) {
+    for (const auto& [k, ranges] : entries[plan]) {
       if (k.second < key.second || !prefixContains(key.first, key.second, k.first)) continue;
-      auto value = folded(k);
+      auto value = folded(plan, k);
       if (!value.ok()) return value.error();
-      sv_net_lpm_key lpm{};
-      lpm.prefixlen = static_cast<uint32_t>(k.second);
-      std::memcpy(lpm.addr, k.first.data(), 16);
+      sv_net_lpm_key lpm = lpmKey(plan, k);
       if (bpf_map_update_elem(fd, &lpm, &*value, BPF_ANY) != 0)
         return errnoError("bpf_map_update_elem sv_net_allow");
     }
     return {};
   }
 
+  static sv_net_lpm_key lpmKey(uint32_t plan, const EntryKey& k) {
+    sv_net_lpm_key lpm{};
+    lpm.prefixlen = static_cast<uint32_t>(SV_NET_PLAN_BITS + k.second);
+    lpm.plan = plan;
+    std::memcpy(lpm.addr, k.first.data(), 16);
+    return lpm;
+  }
+
+  // Adds one plan: its entries (checked: a bad plan fails before the kernel
+  // is touched) and the loop bound its folded values need.
+  Status addPlan(const std::string& profile, const policy::NetworkPlan& plan) {
+    if (modes.size() >= SV_NET_MAX_PLANS)
+      return Error{E2BIG, "network: more than " + std::to_string(SV_NET_MAX_PLANS - 1) +
+                              " profiles with network rules"};
+    auto& mine = entries.emplace_back();
+    modes.push_back(plan.mode);
+    plan_profiles.push_back(profile);
+    SV_TRY(collectEntries(plan, rule_ids, rule_index_of, mine));
+    for (const auto& entry : mine) {
+      auto value = foldedValue(mine, entry.first);
+      if (!value.ok()) return value.error();
+      port_ranges_max = std::max(port_ranges_max, value->count);
+    }
+    return {};
+  }
+
+  // Every plan's mode and allowlist, before attach.
+  Status writePlans() {
+    for (uint32_t plan = 0; plan < modes.size(); ++plan) {
+      uint32_t mode = static_cast<uint32_t>(modes[plan]);
+      if (bpf_map_update_elem(bpf_map__fd(skel->maps.sv_net_plan_modes), &plan, &mode,
+                              BPF_ANY) != 0)
+        return errnoError("bpf_map_update_elem sv_net_plan_modes");
+      for (const auto& [key, ranges] : entries[plan]) SV_TRY(writeAffected(plan, key));
+    }
+    return {};
+  }
+
+  // allow() in one plan: a /128 entry gains the range.
+  Status allowIn(uint32_t plan, const policy::Ip6& ip, const Range& r) {
+    EntryKey key{ip, 128};
+    auto& mine = entries[plan];
+    auto& ranges = mine[key];
+    if (std::find(ranges.begin(), ranges.end(), r) != ranges.end()) return {};
+    ranges.push_back(r);
+    auto value = folded(plan, key);
+    if (!value.ok()) {
+      ranges.pop_back();
+      if (ranges.empty()) mine.erase(key);
+      return value.error();
+    }
+    return writeAffected(plan, key);
+  }
+
+  // revoke() in one plan: the range leaves the /128 entry, the entry goes
+  // when empty (the longest match then falls back to a less specific block).
+  Status revokeIn(uint32_t plan, const policy::Ip6& ip, const Range& r) {
+    EntryKey key{ip, 128};
+    auto& mine = entries[plan];
+    auto it = mine.find(key);
+    if (it == mine.end()) return {};
+    auto& ranges = it->second;
+    ranges.erase(std::remove(ranges.begin(), ranges.end(), r), ranges.end());
+    if (!ranges.empty()) return writeAffected(plan, key);
+    mine.erase(it);
+    sv_net_lpm_key lpm = lpmKey(plan, key);
+    if (bpf_map_delete_elem(bpf_map__fd(skel->maps.sv_net_allow), &lpm) != 0 && errno != ENOENT)
+      return errnoError("bpf_map_delete_elem sv_net_allow");
+    return {};
+  }
+
   // The index of a rule id, registered when new.
   uint32_t ruleIndex(const std::string& rule_id) {
-    auto it = std::find(rule_ids.begin(), rule_ids.end(), rule_id);
-    if (it != rule_ids.end()) return static_cast<uint32_t>(it - rule_ids.begin());
-    rule_ids.push_back(rule_id);
-    return static_cast<uint32_t>(rule_ids.size() - 1);
+    auto [it, fresh] = rule_index_of.emplace(rule_id, static_cast<uint32_t>(rule_ids.size()));
+    if (fresh) rule_ids.push_back(rule_id);
+    return it->second;
   }
 
   // The writable roots, each as "path/" in the unix-path trie.
@@ -237,6 +311,7 @@ struct NetFilter::State {
     ev.sock_type = raw.sock_type;
     ev.reason = raw.reason;
     ev.flags = raw.flags;
+    ev.plan = raw.plan;
     ev.ktime_ns = raw.ktime_ns;
     if ((raw.op == SV_NET_OP_UNIX_CONNECT || raw.op == SV_NET_OP_UNIX_SENDMSG) &&
         size >= sizeof(sv_net_unix_event)) {
@@ -269,16 +344,17 @@ Result<NetFilter> NetFilter::load(const policy::NetworkPlan& plan, int cgroup_fd
 
 Result<NetFilter> NetFilter::load(const policy::NetworkPlan& plan, int cgroup_fd,
                                   const NetFilterOptions& options) {
-  auto s = std::make_unique<State>();
-  s->mode = plan.mode;
+  return load(plan, {}, cgroup_fd, options);
+}
 
-  // Allowlist image first: a bad plan fails before touching the kernel.
-  SV_TRY(collectEntries(plan, s->rule_ids, s->entries));
-  for (const auto& entry : s->entries) {
-    auto value = foldedValue(s->entries, entry.first);
-    if (!value.ok()) return value.error();
-    s->port_ranges_max = std::max(s->port_ranges_max, value->count);
-  }
+Result<NetFilter> NetFilter::load(const policy::NetworkPlan& plan,
+                                  const std::map<std::string, policy::NetworkPlan>& profiles,
+                                  int cgroup_fd, const NetFilterOptions& options) {
+  auto s = std::make_unique<State>();
+
+  // Allowlist images first: a bad plan fails before touching the kernel.
+  SV_TRY(s->addPlan("", plan));
+  for (const auto& [name, profile_plan] : profiles) SV_TRY(s->addPlan(name, profile_plan));
   s->port_ranges_max = std::max(s->port_ranges_max, options.port_ranges_reserve);
 
   ScopedLibbpfLog log_scope(&s->log);
@@ -286,7 +362,15 @@ Result<NetFilter> NetFilter::load(const policy::NetworkPlan& plan, int cgroup_fd
   if (!s->skel) return Error{ptrError<sv_net>(nullptr), "open BPF object sv_net" + logTail(s->log)};
 
   auto* ro = s->skel->rodata;
-  ro->sv_net_mode = static_cast<uint32_t>(plan.mode);
+  if (!profiles.empty()) {
+    // A profile's processes are told apart by their cgroup.
+    for (auto type : {BPF_PROG_TYPE_CGROUP_SOCK_ADDR, BPF_PROG_TYPE_CGROUP_SOCK}) {
+      if (libbpf_probe_bpf_helper(type, BPF_FUNC_get_current_cgroup_id, nullptr) <= 0)
+        return Error{ENOTSUP, "per-profile network rules: this kernel has no "
+                              "bpf_get_current_cgroup_id in cgroup socket programs"};
+    }
+    ro->sv_net_per_profile = 1;
+  }
   ro->sv_net_deny_events_only = options.deny_events_only ? 1 : 0;
   ro->sv_net_report_connects = options.report_connects ? 1 : 0;
   ro->sv_net_allow_raw = options.allow_raw_sockets ? 1 : 0;
@@ -315,7 +399,7 @@ Result<NetFilter> NetFilter::load(const policy::NetworkPlan& plan, int cgroup_fd
   if (int err = sv_net__load(s->skel.get()); err != 0)
     return Error{-err, "load BPF programs sv_net" + logTail(s->log)};
 
-  for (const auto& [key, ranges] : s->entries) SV_TRY(s->writeAffected(key));
+  SV_TRY(s->writePlans());
   if (s->unix_paths) SV_TRY(s->writeUnixRoots(plan.unix_roots));
 
   std::vector<bpf_program*> progs = {s->skel->progs.sock_create, s->skel->progs.connect4,
@@ -362,40 +446,44 @@ Status NetFilter::allow(const policy::Ip6& ip, uint16_t port_lo, uint16_t port_h
                         uint32_t rule_index) {
   if (port_lo > port_hi) return Error{EINVAL, "allow: port_lo > port_hi"};
   if (rule_index >= s_->rule_ids.size()) return Error{EINVAL, "allow: unknown rule index"};
-  if (s_->mode == policy::NetworkMode::None)
+  if (s_->modes[SV_NET_PLAN_BASE] == policy::NetworkMode::None)
     return Error{EINVAL, "allow: network mode none admits no destination"};
-  EntryKey key{ip, 128};
-  auto& ranges = s_->entries[key];
-  Range r{port_lo, port_hi, rule_index};
-  if (std::find(ranges.begin(), ranges.end(), r) != ranges.end()) return {};
-  ranges.push_back(r);
-  auto value = s_->folded(key);
-  if (!value.ok()) {
-    ranges.pop_back();
-    if (ranges.empty()) s_->entries.erase(key);
-    return value.error();
+  // Every plan holds the base entries (a profile's come first, then the
+  // base's), so an answer for a base host counts in each plan that admits
+  // destinations at all.
+  for (uint32_t plan = 0; plan < s_->modes.size(); ++plan) {
+    if (s_->modes[plan] == policy::NetworkMode::None) continue;
+    SV_TRY(s_->allowIn(plan, ip, Range{port_lo, port_hi, rule_index}));
   }
-  return s_->writeAffected(key);
+  return {};
 }
+
 
 Status NetFilter::revoke(const policy::Ip6& ip, uint16_t port_lo, uint16_t port_hi,
                          uint32_t rule_index) {
-  EntryKey key{ip, 128};
-  auto it = s_->entries.find(key);
-  if (it == s_->entries.end()) return {};
-  auto& ranges = it->second;
-  ranges.erase(std::remove(ranges.begin(), ranges.end(), Range{port_lo, port_hi, rule_index}),
-               ranges.end());
-  if (!ranges.empty()) return s_->writeAffected(key);
-  s_->entries.erase(it);
-  // No /128 entry left: the longest match falls back to a less specific
-  // block (with its own ranges), or to none.
-  sv_net_lpm_key lpm{};
-  lpm.prefixlen = 128;
-  std::memcpy(lpm.addr, ip.data(), 16);
-  if (bpf_map_delete_elem(bpf_map__fd(s_->skel->maps.sv_net_allow), &lpm) != 0 && errno != ENOENT)
-    return errnoError("bpf_map_delete_elem sv_net_allow");
+  for (uint32_t plan = 0; plan < s_->modes.size(); ++plan)
+    SV_TRY(s_->revokeIn(plan, ip, Range{port_lo, port_hi, rule_index}));
   return {};
+}
+
+Status NetFilter::bindCgroup(uint64_t cgroup_id, const std::string& profile) {
+  auto it = std::find(s_->plan_profiles.begin() + 1, s_->plan_profiles.end(), profile);
+  if (profile.empty() || it == s_->plan_profiles.end())
+    return Error{EINVAL, "network: no plan for profile '" + profile + "'"};
+  uint32_t plan = static_cast<uint32_t>(it - s_->plan_profiles.begin());
+  if (bpf_map_update_elem(bpf_map__fd(s_->skel->maps.sv_net_cgroup_plans), &cgroup_id, &plan,
+                          BPF_ANY) != 0)
+    return errnoError("bpf_map_update_elem sv_net_cgroup_plans");
+  return {};
+}
+
+bool NetFilter::hasPlan(const std::string& profile) const {
+  return !profile.empty() && std::find(s_->plan_profiles.begin(), s_->plan_profiles.end(),
+                                       profile) != s_->plan_profiles.end();
+}
+
+const std::string& NetFilter::planProfile(uint8_t plan) const {
+  return plan < s_->plan_profiles.size() ? s_->plan_profiles[plan] : s_->plan_profiles[0];
 }
 
 Status NetFilter::redirectDns(const policy::Ip6& resolver, uint16_t port, const policy::Ip6& proxy,
@@ -442,8 +530,9 @@ const std::string& NetFilter::unixPathsDetail() const { return s_->unix_detail; 
 
 Result<NetAllowImage> buildNetAllowImage(const policy::NetworkPlan& plan) {
   NetAllowImage image;
+  std::map<std::string, uint32_t> index_of;
   std::map<EntryKey, std::vector<Range>> entries;
-  SV_TRY(collectEntries(plan, image.rule_ids, entries));
+  SV_TRY(collectEntries(plan, image.rule_ids, index_of, entries));
   for (const auto& [key, ranges] : entries) {
     auto value = foldedValue(entries, key);
     if (!value.ok()) return value.error();
@@ -458,6 +547,20 @@ Result<NetAllowImage> buildNetAllowImage(const policy::NetworkPlan& plan) {
 }
 
 // ---- cgroup helpers -------------------------------------------------------
+
+Result<uint64_t> cgroupId(const std::string& path) {
+  // A cgroup2 directory's file handle is its kernfs id (FILEID_KERNFS).
+  alignas(file_handle) char buf[sizeof(file_handle) + sizeof(uint64_t)] = {};
+  auto* handle = reinterpret_cast<file_handle*>(buf);
+  handle->handle_bytes = sizeof(uint64_t);
+  int mount_id = 0;
+  if (name_to_handle_at(AT_FDCWD, path.c_str(), handle, &mount_id, 0) != 0)
+    return errnoError("name_to_handle_at " + path);
+  if (handle->handle_bytes != sizeof(uint64_t)) return Error{EINVAL, "no cgroup id for " + path};
+  uint64_t id = 0;
+  std::memcpy(&id, handle->f_handle, sizeof id);
+  return id;
+}
 
 Result<std::string> currentCgroup2Dir() {
   std::ifstream mountinfo("/proc/self/mountinfo");

@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <utility>
@@ -35,6 +36,7 @@ struct NetEvent {
   uint8_t sock_type = 0;
   uint8_t reason = 0;  // kNetReason*
   uint8_t flags = 0;   // kNetFlagUnspec
+  uint8_t plan = 0;    // the plan that decided: 0 base, else a profile's (NetFilter::planProfile)
   uint64_t ktime_ns = 0;
   std::string unix_path;  // kNetOpUnix*: the socket path as the tree passed it
 };
@@ -75,6 +77,13 @@ class NetFilter {
                                 bool deny_events_only);
   static Result<NetFilter> load(const policy::NetworkPlan& plan, int cgroup_fd,
                                 const NetFilterOptions& options);
+  // The base plan and per-profile plans (the profiles with network rules).
+  // A process is judged by its profile's plan once its cgroup is bound to
+  // that profile (bindCgroup); any other process by the base plan. Needs
+  // bpf_get_current_cgroup_id in cgroup socket programs (probed; ENOTSUP).
+  static Result<NetFilter> load(const policy::NetworkPlan& plan,
+                                const std::map<std::string, policy::NetworkPlan>& profiles,
+                                int cgroup_fd, const NetFilterOptions& options);
 
   NetFilter(NetFilter&&) noexcept;
   NetFilter& operator=(NetFilter&&) noexcept;
@@ -107,6 +116,14 @@ class NetFilter {
   // proxy must be ::ffff:127.0.0.1 for an IPv4 resolver, ::1 for IPv6.
   Status redirectDns(const policy::Ip6& resolver, uint16_t port, const policy::Ip6& proxy,
                      uint16_t proxy_port, uint32_t rule_index);
+  // Processes whose cgroup (v2 id, cgroupId()) is `cgroup_id` are judged by
+  // `profile`'s plan from their next socket call on. EINVAL for a profile
+  // the load got no plan for.
+  Status bindCgroup(uint64_t cgroup_id, const std::string& profile);
+  // Whether `profile` has a plan of its own (was given to load()).
+  bool hasPlan(const std::string& profile) const;
+  // The profile of a plan index (NetEvent::plan); "" for the base plan.
+  const std::string& planProfile(uint8_t plan) const;
   // Whether pathname unix sockets are judged (the kernel has the hooks and
   // the options asked for it); when false, `unixPathsDetail()` says why.
   bool unixPathsEnforced() const;
@@ -151,6 +168,10 @@ Result<bool> probeCgroupSockAddr(std::string* detail = nullptr);
 // they need to see the address) load here: a two-instruction program, no
 // cgroup needed. false with *detail when not (kernel < 6.7).
 bool probeCgroupUnixHooks(std::string* detail = nullptr);
+
+// The id the kernel gives the cgroup2 directory `path`
+// (bpf_get_current_cgroup_id of its processes).
+Result<uint64_t> cgroupId(const std::string& path);
 
 // The cgroup2 directory of the calling process, found through
 // /proc/self/mountinfo and /proc/self/cgroup (never a hard-coded mount point).

@@ -21,12 +21,36 @@ struct sv_net_verdict {
 	__u8 decision;
 	__u8 reason;
 	__u8 flags;
+	__u8 plan;
 };
 
-static __always_inline void sv_net_key_from_ip4(struct sv_net_lpm_key *key, __u32 ip4_be)
+/* The plan of the calling process: the one its cgroup is mapped to (a
+ * profile-<name> cgroup), else the base plan. */
+static __always_inline __u32 sv_net_current_plan(void)
+{
+	__u64 cgroup;
+	__u32 *plan;
+
+	if (!sv_net_per_profile)
+		return SV_NET_PLAN_BASE;
+	cgroup = bpf_get_current_cgroup_id();
+	plan = bpf_map_lookup_elem(&sv_net_cgroup_plans, &cgroup);
+	return plan ? *plan : SV_NET_PLAN_BASE;
+}
+
+static __always_inline __u32 sv_net_plan_mode(__u32 plan)
+{
+	__u32 *mode = bpf_map_lookup_elem(&sv_net_plan_modes, &plan);
+
+	return mode ? *mode : SV_NET_MODE_NONE; /* out of range: fail closed */
+}
+
+static __always_inline void sv_net_key_from_ip4(struct sv_net_lpm_key *key, __u32 plan,
+						__u32 ip4_be)
 {
 	__builtin_memset(key, 0, sizeof(*key));
-	key->prefixlen = 128;
+	key->prefixlen = SV_NET_PLAN_BITS + 128;
+	key->plan = plan;
 	key->addr[10] = 0xff;
 	key->addr[11] = 0xff;
 	/* ip4_be is in network order in memory: copy the bytes as they lie. */
@@ -34,10 +58,11 @@ static __always_inline void sv_net_key_from_ip4(struct sv_net_lpm_key *key, __u3
 }
 
 /* ip6 words exactly as read from bpf_sock_addr.user_ip6 (network order). */
-static __always_inline void sv_net_key_from_ip6(struct sv_net_lpm_key *key, __u32 w0, __u32 w1,
-						__u32 w2, __u32 w3)
+static __always_inline void sv_net_key_from_ip6(struct sv_net_lpm_key *key, __u32 plan, __u32 w0,
+						__u32 w1, __u32 w2, __u32 w3)
 {
-	key->prefixlen = 128;
+	key->prefixlen = SV_NET_PLAN_BITS + 128;
+	key->plan = plan;
 	__builtin_memcpy(&key->addr[0], &w0, 4);
 	__builtin_memcpy(&key->addr[4], &w1, 4);
 	__builtin_memcpy(&key->addr[8], &w2, 4);
@@ -71,16 +96,18 @@ static __always_inline void sv_net_judge(const struct sv_net_lpm_key *key, __u16
 {
 	struct sv_net_allow_value *val;
 	struct sv_net_lpm_key lookup;
+	__u32 mode = sv_net_plan_mode(key->plan);
 	__u32 i;
 
 	v->rule_index = SV_NET_RULE_NONE;
 	v->flags = 0;
-	if (sv_net_mode == SV_NET_MODE_ALL) {
+	v->plan = key->plan;
+	if (mode == SV_NET_MODE_ALL) {
 		v->decision = SV_NET_ALLOW;
 		v->reason = SV_NET_REASON_MODE_ALL;
 		return;
 	}
-	if (sv_net_mode == SV_NET_MODE_NONE) {
+	if (mode == SV_NET_MODE_NONE) {
 		v->decision = SV_NET_DENY;
 		v->reason = SV_NET_REASON_MODE_NONE;
 		return;
@@ -152,7 +179,7 @@ static __always_inline void sv_net_fill_event(struct sv_net_event *e, __u8 op,
 	e->flags = v->flags;
 	if (sv_net_audit_only && v->decision == SV_NET_DENY)
 		e->flags |= SV_NET_EVENT_F_AUDIT;
-	e->_pad = 0;
+	e->plan = v->plan;
 	if (key)
 		__builtin_memcpy(e->addr, key->addr, sizeof(e->addr));
 	else

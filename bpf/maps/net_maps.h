@@ -8,9 +8,11 @@
 
 #include "shared/net_abi.h"
 
-/* @brief Load-time policy, fixed between open and load (frozen .rodata, so
- * the verifier prunes the branches a mode never takes). */
-const volatile __u32 sv_net_mode = SV_NET_MODE_NONE;
+/* @brief Load-time settings, fixed between open and load (frozen .rodata, so
+ * the verifier prunes the branches they never take). */
+/* @brief Look the caller's cgroup up in sv_net_cgroup_plans (profiles with
+ * network rules exist); off: every decision uses plan 0. */
+const volatile __u32 sv_net_per_profile = 0;
 /* @brief Report only denials (audit volume control)... */
 const volatile __u32 sv_net_deny_events_only = 0;
 /* @brief ...and yet every connect, allowed ones too (audit.level `deny` still
@@ -68,14 +70,32 @@ struct {
 	__type(value, __u32);
 } sv_net_unix_roots SEC(".maps");
 
-/* @brief Allowed destinations: longest-prefix match over the IPv4-mapped IPv6
- * address; the value lists the allowed port ranges, each with the index of the
+/* @brief Network mode of each plan (enum sv_net_mode), written before attach. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, SV_NET_MAX_PLANS);
+	__type(key, __u32);
+	__type(value, __u32);
+} sv_net_plan_modes SEC(".maps");
+
+/* @brief cgroup id (bpf_get_current_cgroup_id) → plan index: the session's
+ * profile-<name> child cgroups, which the supervisor moves a process into
+ * when an exec switches its profile. Missing: plan 0 (base). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, SV_NET_MAX_PLANS);
+	__type(key, __u64);
+	__type(value, __u32);
+} sv_net_cgroup_plans SEC(".maps");
+
+/* @brief Allowed destinations: longest-prefix match over the plan index and
+ * the IPv4-mapped IPv6 address; the value lists the allowed port ranges, each with the index of the
  * policy rule that allowed it. The loader folds less specific entries' ranges
  * into more specific ones, so the longest match alone decides. */
 struct {
 	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__uint(max_entries, 4096);
+	__uint(max_entries, 16384); /* every plan's entries; no prealloc: costs only what is used */
 	__type(key, struct sv_net_lpm_key);
 	__type(value, struct sv_net_allow_value);
 } sv_net_allow SEC(".maps");

@@ -69,6 +69,7 @@ static __always_inline bool sv_net_dns_redirect(struct bpf_sock_addr *ctx,
 	v->reason = SV_NET_REASON_DNS_PROXY;
 	v->rule_index = t->rule_index;
 	v->flags = 0;
+	v->plan = key->plan;
 	return true;
 }
 
@@ -81,7 +82,7 @@ static __always_inline void sv_net_dns_restore(struct bpf_sock_addr *ctx, bool v
 	if (v4) {
 		struct sv_net_lpm_key key;
 
-		sv_net_key_from_ip4(&key, ctx->user_ip4);
+		sv_net_key_from_ip4(&key, SV_NET_PLAN_BASE, ctx->user_ip4);
 		__builtin_memcpy(k.addr, key.addr, 16);
 	} else {
 		w[0] = ctx->user_ip6[0];
@@ -102,7 +103,7 @@ static __always_inline int sv_net_check4(struct bpf_sock_addr *ctx, __u8 op)
 	struct sv_net_lpm_key key;
 	__u16 port = bpf_ntohs((__u16)ctx->user_port);
 
-	sv_net_key_from_ip4(&key, ctx->user_ip4);
+	sv_net_key_from_ip4(&key, sv_net_current_plan(), ctx->user_ip4);
 	if (!sv_net_dns_redirect(ctx, &key, port, true, &v))
 		sv_net_judge(&key, port, &v);
 	sv_net_emit(op, &v, SV_AF_INET, ctx->type, ctx->protocol, port, &key,
@@ -117,8 +118,8 @@ static __always_inline int sv_net_check6(struct bpf_sock_addr *ctx, __u8 op)
 	__u16 port = bpf_ntohs((__u16)ctx->user_port);
 
 	/* The ctx only permits 4-byte loads of user_ip6[]. */
-	sv_net_key_from_ip6(&key, ctx->user_ip6[0], ctx->user_ip6[1], ctx->user_ip6[2],
-			    ctx->user_ip6[3]);
+	sv_net_key_from_ip6(&key, sv_net_current_plan(), ctx->user_ip6[0], ctx->user_ip6[1],
+			    ctx->user_ip6[2], ctx->user_ip6[3]);
 	if (!sv_net_dns_redirect(ctx, &key, port, false, &v))
 		sv_net_judge(&key, port, &v);
 	sv_net_emit(op, &v, SV_AF_INET6, ctx->type, ctx->protocol, port, &key,
@@ -265,6 +266,7 @@ static __always_inline int sv_net_check_unix(struct bpf_sock_addr *ctx, __u8 op)
 	}
 report:
 	if (sv_net_reported(op, v.decision)) {
+		v.plan = sv_net_current_plan(); /* the roots are every plan's: for the audit only */
 		e = bpf_ringbuf_reserve(&sv_net_events, sizeof(*e), 0);
 		if (e) {
 			sv_net_fill_event(&e->base, op, &v, SV_AF_UNIX, ctx->type, 0, 0, NULL,
@@ -300,12 +302,15 @@ SEC("cgroup/sock_create")
 int sock_create(struct bpf_sock *ctx)
 {
 	struct sv_net_verdict v = {.rule_index = SV_NET_RULE_NONE};
+	__u32 plan = sv_net_current_plan();
+	__u32 mode = sv_net_plan_mode(plan);
 	__u32 family = ctx->family;
 	__u32 type = ctx->type;
 	__u32 protocol = ctx->protocol;
 	bool inet = family == SV_AF_INET || family == SV_AF_INET6;
 
-	if (inet && sv_net_mode == SV_NET_MODE_NONE) {
+	v.plan = plan;
+	if (inet && mode == SV_NET_MODE_NONE) {
 		v.decision = SV_NET_DENY;
 		v.reason = SV_NET_REASON_MODE_NONE;
 	} else if (family == SV_AF_PACKET || (inet && type == SV_SOCK_RAW)) {
@@ -314,7 +319,7 @@ int sock_create(struct bpf_sock *ctx)
 	} else if (inet && type == SV_SOCK_DGRAM &&
 		   (protocol == SV_IPPROTO_ICMP || protocol == SV_IPPROTO_ICMPV6)) {
 		/* Ping sockets send to any address without the sendmsg hook. */
-		v.decision = (sv_net_allow_raw || sv_net_mode == SV_NET_MODE_ALL) ? SV_NET_ALLOW :
+		v.decision = (sv_net_allow_raw || mode == SV_NET_MODE_ALL) ? SV_NET_ALLOW :
 										   SV_NET_DENY;
 		v.reason = SV_NET_REASON_RAW_SOCKET;
 	} else {

@@ -18,7 +18,7 @@
 #define SV_STATIC_ASSERT(cond, msg) _Static_assert(cond, msg)
 #endif
 
-#define SV_NET_ABI_VERSION 2
+#define SV_NET_ABI_VERSION 3
 
 /* Port ranges one allowlist entry (one CIDR) can carry. The loader folds the
  * ranges of every less specific CIDR into each entry, because an LPM trie only
@@ -28,7 +28,13 @@
 /* rule_index of a decision no allowlist entry made (mode, socket type). */
 #define SV_NET_RULE_NONE 0xffffffffu
 
-/* Values of the sv_net_mode rodata; match policy::NetworkMode. */
+/* Plans (network policies) one load holds: plan 0 is the base policy's,
+ * 1.. are profiles' (ABI version 3). A process's plan is the one its cgroup is
+ * mapped to in sv_net_cgroup_plans; a cgroup not in it gets plan 0. */
+#define SV_NET_MAX_PLANS 64
+#define SV_NET_PLAN_BASE 0
+
+/* Values of the sv_net_plan_modes entries; match policy::NetworkMode. */
 enum sv_net_mode {
 	SV_NET_MODE_NONE = 0,      /* no inet sockets at all */
 	SV_NET_MODE_LOCALHOST = 1, /* allowlist that holds only loopback */
@@ -65,13 +71,17 @@ enum sv_net_reason {
 #define SV_NET_EVENT_F_UNSPEC 0x1 /* destination was 0.0.0.0 / ::, judged as loopback */
 #define SV_NET_EVENT_F_AUDIT 0x2  /* audit-only load: a deny was reported, not enforced */
 
-/* Key of the sv_net_allow LPM trie: the address in IPv4-mapped IPv6 form
- * (::ffff:a.b.c.d for IPv4), prefixlen counted over those 128 bits. */
+/* Key of the sv_net_allow LPM trie: the plan index, then the address in
+ * IPv4-mapped IPv6 form (::ffff:a.b.c.d for IPv4). prefixlen counts the
+ * plan's 32 bits too (SV_NET_PLAN_BITS + the CIDR's prefix), so an entry
+ * matches only lookups of its own plan. */
+#define SV_NET_PLAN_BITS 32
 struct sv_net_lpm_key {
 	__u32 prefixlen;
+	__u32 plan; /* host byte order on both sides: the trie compares bytes */
 	__u8 addr[16];
 };
-SV_STATIC_ASSERT(sizeof(struct sv_net_lpm_key) == 20, "sv_net_lpm_key layout");
+SV_STATIC_ASSERT(sizeof(struct sv_net_lpm_key) == 24, "sv_net_lpm_key layout");
 
 struct sv_net_port_range {
 	__u16 lo; /* host byte order, inclusive */
@@ -122,7 +132,7 @@ struct sv_net_event {
 	__u8 sock_type;     /* SOCK_STREAM / SOCK_DGRAM / SOCK_RAW ... */
 	__u8 reason;        /* enum sv_net_reason */
 	__u8 flags;         /* SV_NET_EVENT_F_* */
-	__u8 _pad;
+	__u8 plan;          /* the plan that decided (0 = base; ABI version 3) */
 	__u8 addr[16];      /* destination, IPv4-mapped IPv6 form; zero for sock_create */
 };
 SV_STATIC_ASSERT(sizeof(struct sv_net_event) == 48, "sv_net_event layout");

@@ -13,8 +13,9 @@
 namespace {
 
 TEST(NetAbi, StructSizesAndOffsets) {
-  EXPECT_EQ(sizeof(sv_net_lpm_key), 20u);
-  EXPECT_EQ(offsetof(sv_net_lpm_key, addr), 4u);
+  EXPECT_EQ(sizeof(sv_net_lpm_key), 24u);
+  EXPECT_EQ(offsetof(sv_net_lpm_key, plan), 4u);
+  EXPECT_EQ(offsetof(sv_net_lpm_key, addr), 8u);
   EXPECT_EQ(sizeof(sv_net_port_range), 8u);
   EXPECT_EQ(sizeof(sv_net_allow_value), 8u + 8u * SV_NET_MAX_PORT_RANGES);
   EXPECT_EQ(offsetof(sv_net_allow_value, ranges), 8u);
@@ -26,8 +27,9 @@ TEST(NetAbi, StructSizesAndOffsets) {
   EXPECT_EQ(offsetof(sv_net_event, family), 24u);
   EXPECT_EQ(offsetof(sv_net_event, port), 26u);
   EXPECT_EQ(offsetof(sv_net_event, sock_type), 28u);
+  EXPECT_EQ(offsetof(sv_net_event, plan), 31u);
   EXPECT_EQ(offsetof(sv_net_event, addr), 32u);
-  EXPECT_EQ(SV_NET_ABI_VERSION, 2);
+  EXPECT_EQ(SV_NET_ABI_VERSION, 3);
   EXPECT_EQ(sizeof(sv_net_dns_key), 20u);
   EXPECT_EQ(offsetof(sv_net_dns_key, port), 16u);
   EXPECT_EQ(sizeof(sv_net_dns_target), 24u);

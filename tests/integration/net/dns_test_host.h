@@ -19,6 +19,9 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
+#include <initializer_list>
+#include <sstream>
 #include <string>
 
 namespace sv::testnet {
@@ -29,6 +32,22 @@ inline constexpr char kOtherIp[] = "198.51.100.3";
 inline constexpr uint16_t kPort = 8443;
 
 inline int sh(const std::string& cmd) { return std::system((cmd + " >/dev/null 2>&1").c_str()); }
+
+// A GTEST_SKIP reason naming the first of `tools` not in PATH, or "".
+inline std::string missingTool(std::initializer_list<const char*> tools) {
+  for (const char* tool : tools)
+    if (sh(std::string("command -v ") + tool) != 0)
+      return std::string("needs ") + tool + ": not in PATH";
+  return "";
+}
+
+// A whole file ("" when it cannot be read): a supervised run's output or audit.
+inline std::string readAll(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
 
 inline bool enterNetns(const std::string& path) {
   int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);

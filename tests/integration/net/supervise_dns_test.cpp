@@ -27,23 +27,14 @@ namespace {
 
 using nlohmann::json;
 using sv::testnet::kPort;
-using sv::testnet::sh;
+using sv::testnet::readAll;
 namespace fs = std::filesystem;
-
-std::string readAll(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 class SuperviseDns : public ::testing::Test {
  protected:
   void SetUp() override {
-    for (const char* tool : {"/usr/bin/python3", "unshare", "nsenter"}) {
-      if (sh(std::string("command -v ") + tool) != 0)
-        GTEST_SKIP() << "needs " << tool << ": not in PATH";
-    }
+    if (std::string why = sv::testnet::missingTool({"/usr/bin/python3", "unshare", "nsenter"}); !why.empty())
+      GTEST_SKIP() << why;
     if (std::string why = host_.up("sve2d"); !why.empty()) GTEST_SKIP() << why;
     dir_ = fs::temp_directory_path() / ("sv-dns-e2e-" + std::to_string(getpid()));
     fs::create_directories(dir_);
