@@ -16,6 +16,7 @@ Result<ProfileNetwork> ProfileNetwork::bind(
     tracer::SessionCgroup& cgroup, tracer::NetFilter& net,
     const std::map<std::string, policy::NetworkPlan>& plans) {
   std::set<std::string, std::less<>> profiles;
+  std::vector<uint64_t> ids;
   for (const auto& [name, plan] : plans) {
     auto path = cgroup.addChild("profile-" + name);
     if (!path) return path.error();
@@ -23,8 +24,9 @@ Result<ProfileNetwork> ProfileNetwork::bind(
     if (!id) return id.error();
     SV_TRY(net.bindCgroup(*id, name));
     profiles.insert(name);
+    ids.push_back(*id);
   }
-  return ProfileNetwork(cgroup, std::move(profiles));
+  return ProfileNetwork(cgroup, std::move(profiles), std::move(ids));
 }
 
 std::string ProfileNetwork::cgroupOf(std::string_view profile) const {

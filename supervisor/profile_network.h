@@ -15,6 +15,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "common/result.h"
 #include "policy/compile.h"
@@ -38,14 +39,19 @@ class ProfileNetwork {
   // thread group to the cgroup of `to` when that is not the one of `from`.
   Status onSwitch(pid_t tgid, std::string_view from, std::string_view to) const;
 
+  // The child cgroups' ids (a BPF LSM judges tasks by exact cgroup: register them).
+  const std::vector<uint64_t>& cgroupIds() const { return cgroup_ids_; }
+
  private:
-  ProfileNetwork(tracer::SessionCgroup& cgroup, std::set<std::string, std::less<>> profiles)
-      : cgroup_(&cgroup), profiles_(std::move(profiles)) {}
+  ProfileNetwork(tracer::SessionCgroup& cgroup, std::set<std::string, std::less<>> profiles,
+                 std::vector<uint64_t> cgroup_ids)
+      : cgroup_(&cgroup), profiles_(std::move(profiles)), cgroup_ids_(std::move(cgroup_ids)) {}
   // "" (the session cgroup) or profile-<name>.
   std::string cgroupOf(std::string_view profile) const;
 
   tracer::SessionCgroup* cgroup_;
   std::set<std::string, std::less<>> profiles_;
+  std::vector<uint64_t> cgroup_ids_;
 };
 
 }  // namespace sv::supervisor

@@ -216,11 +216,17 @@ int runSession(const SessionOptions& options) {
       net_error = loaded.error().message();
     if (net) {
       auto bound = ProfileNetwork::bind(*cgroup, *net, profile_plans);
-      if (bound) {
+      // A process moved into a profile's cgroup must stay judged by the BPF LSM.
+      Status judged;
+      if (bound && lsm)
+        for (uint64_t id : bound->cgroupIds())
+          if (judged.ok()) judged = lsm->filter().addSession(id);
+      if (bound && judged.ok()) {
         profile_net.emplace(std::move(*bound));
       } else {
         net.reset();
-        net_error = "per-profile network rules: " + bound.error().message();
+        net_error = "per-profile network rules: " +
+                    (bound ? judged.error() : bound.error()).message();
       }
     }
   } else if (tracer::testDisabled("bpf")) {

@@ -933,14 +933,22 @@ TEST_F(Signals, TermIsForwardedToTheCommand) {
 
 // The command starts with the signal dispositions supervise was given: the
 // SIGPIPE that supervise ignores for itself must not survive into the
-// command's execve (`yes | head` would then fail with EPIPE).
+// command's execve (`yes | head` would then fail with EPIPE). Only the
+// standard signals are compared: glibc installs handlers for its internal
+// real-time ones (32, 33) in every threaded process, supervise included.
 TEST_F(Signals, CommandStartsWithTheCallersIgnoredSignals) {
   const std::vector<std::string> show{"grep", "^SigIgn", "/proc/self/status"};
+  auto ignored = [](const RunResult& r) {
+    const auto tab = r.out.find('\t');
+    return tab == std::string::npos ? ~0ULL
+                                    : std::stoull(r.out.substr(tab + 1), nullptr, 16) & 0xffffffffULL;
+  };
   auto native = plain(show);
   ASSERT_EQ(native.status, 0) << native.describe();
   auto r = supervise({}, show);
   EXPECT_EQ(r.status, 0) << r.describe();
-  EXPECT_EQ(r.out, native.out);
+  EXPECT_EQ(ignored(r), ignored(native)) << r.out << " vs native " << native.out;
+  EXPECT_EQ(ignored(r) & (1ULL << (SIGPIPE - 1)), 0u) << r.out;  // the tests run with SIGPIPE default
 }
 
 bool processGone(pid_t pid) {
@@ -1264,7 +1272,7 @@ TEST_F(Network, UnixSocketDenialIsShownOnlyForAnExistingSocket) {
   std::memcpy(a.sun_path, present.c_str(), present.size() + 1);
   ASSERT_EQ(::bind(listener, reinterpret_cast<sockaddr*>(&a), sizeof a), 0) << std::strerror(errno);
   ASSERT_EQ(::listen(listener, 4), 0);
-  auto r = supervise({}, {"python3", "-c",
+  auto r = supervise({}, {"/usr/bin/python3", "-c",  // not a pyenv shim outside the roots
                           "import socket, sys\n"
                           "for p in sys.argv[1:]:\n"
                           "  s = socket.socket(socket.AF_UNIX)\n"
