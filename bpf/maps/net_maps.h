@@ -8,8 +8,9 @@
 
 #include "shared/net_abi.h"
 
-/* @brief Load-time settings, fixed between open and load (frozen .rodata, so
- * the verifier prunes the branches they never take). */
+/* Load-time settings, fixed between open and load (frozen .rodata, so the
+ * verifier prunes the branches they never take). */
+
 /* @brief Look the caller's cgroup up in sv_net_cgroup_plans (profiles with
  * network rules exist); off: every decision uses plan 0. */
 const volatile __u32 sv_net_per_profile = 0;
