@@ -196,9 +196,7 @@ void SessionCgroup::destroy() {
   path_.clear();
 }
 
-Status SessionCgroup::addProcess(pid_t pid) {
-  return writeFile(path_ + "/cgroup.procs", std::to_string(pid));
-}
+Status SessionCgroup::addProcess(pid_t pid) { return moveProcess({}, pid); }
 
 Result<std::string> SessionCgroup::addChild(std::string_view name) {
   if (name.empty() || name.find('/') != std::string_view::npos || name == "." || name == "..")
