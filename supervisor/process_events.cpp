@@ -1,14 +1,18 @@
 // ProcessTable and ProcessEvents; see process_events.h.
 #include "supervisor/process_events.h"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 
+#include "common/unique_fd.h"
 #include "supervisor/denial_line.h"
+#include "tracer/exec_file_id.h"
 #include "tracer/probe.h"
 
 namespace sv::supervisor {
@@ -16,6 +20,25 @@ namespace sv::supervisor {
 using tracer::ExecVerdict;
 using tracer::ProcEvent;
 using tracer::ProcEventType;
+
+namespace {
+
+// The binary's absolute path once the process has left /proc: the exec'd
+// path with its symlinks resolved (/bin/sh -> /usr/bin/dash), but only if
+// that still names the file that ran (the kernel's file id from the event);
+// otherwise the path as exec'd, which is all the event knows.
+std::string exeOfExited(const ProcEvent& e) {
+  if (e.filename.empty() || e.filename[0] != '/' || e.file.ino == 0) return e.filename;
+  std::unique_ptr<char, decltype(&std::free)> real(::realpath(e.filename.c_str(), nullptr),
+                                                    &std::free);
+  if (!real) return e.filename;
+  UniqueFd fd(::open(real.get(), O_PATH | O_CLOEXEC));
+  if (!fd) return e.filename;
+  auto id = tracer::execFileIdOf(fd.get());
+  return id && *id == e.file ? std::string(real.get()) : e.filename;
+}
+
+}  // namespace
 
 ProcessRecord& ProcessTable::upsert(pid_t pid, uint64_t start_time) {
   ProcessRecord& r = records_[pid];
@@ -120,7 +143,7 @@ ProcessInfo ProcessEvents::describe(const ProcEvent& e) const {
   info.ppid = e.ppid;
   info.start_time = e.start_time_ticks;
   if (info.comm.empty()) info.comm = e.comm;
-  if (info.exe.empty()) info.exe = e.filename;
+  if (info.exe.empty()) info.exe = exeOfExited(e);
   if (!e.argv.empty()) info.argv = e.argv;  // as exec'd, not as rewritten since
   if (const ProcessRecord* parent = table_.find(e.ppid)) {
     info.parent_exe = parent->exe;

@@ -4,14 +4,21 @@
 // kill, audit mode, pid reuse, the bound on exited processes.
 #include "supervisor/process_events.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
 
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <vector>
+
+#include "common/unique_fd.h"
+#include "tracer/exec_file_id.h"
 
 namespace sv::supervisor {
 namespace {
@@ -135,6 +142,38 @@ TEST_F(ProcessEventsTest, ExecNamesItsExitedParent) {
   EXPECT_EQ(ls["process"]["exe"], "/usr/bin/ls");
   EXPECT_EQ(ls["parent"]["exe"], "/usr/bin/dash");
   EXPECT_EQ(ls["exec"]["argv"], json::array({"ls"}));
+}
+
+// The kernel identity of the file at `path`, as the exec event carries it.
+tracer::ExecFileId fileId(const std::string& path) {
+  UniqueFd fd(::open(path.c_str(), O_PATH | O_CLOEXEC));
+  auto id = tracer::execFileIdOf(fd.get());
+  EXPECT_TRUE(id.ok()) << path;
+  return id ? *id : tracer::ExecFileId{};
+}
+
+// A process gone from /proc before its exec event is read (a slow reader:
+// CI's ASan build) is named by the binary that ran, not the link it was
+// exec'd through — but only while the link still leads to that same file.
+TEST_F(ProcessEventsTest, ExitedProcessIsNamedByTheBinaryThatRan) {
+  char tmpl[] = "/tmp/sv-procexe-XXXXXX";
+  ASSERT_NE(::mkdtemp(tmpl), nullptr);
+  const std::string dir = tmpl, binary = dir + "/dash", link = dir + "/sh",
+                    other = dir + "/other";
+  for (const auto& f : {binary, other}) std::ofstream(f) << f;
+  ASSERT_EQ(::symlink(binary.c_str(), link.c_str()), 0);
+
+  ProcEvent ran = exec(kParent, 1, 100, link, {"sh"});
+  ran.file = fileId(binary);
+  ProcEvent swapped = exec(kChild, 1, 200, link, {"sh"});
+  swapped.file = fileId(other);  // the link led elsewhere when it ran
+  auto lines = run({ran, swapped});
+  std::filesystem::remove_all(dir);
+
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_EQ(lines[0]["process"]["exe"], binary);
+  EXPECT_EQ(lines[0]["exec"]["path"], link) << "the path as exec'd stays";
+  EXPECT_EQ(lines[1]["process"]["exe"], link) << "never a file that did not run";
 }
 
 TEST_F(ProcessEventsTest, KilledExecIsAnExecDenialOfTheRecheck) {
