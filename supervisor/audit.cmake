@@ -15,8 +15,11 @@ add_library(sv_audit STATIC
   ${CMAKE_CURRENT_LIST_DIR}/audit/redact.cpp
   ${CMAKE_CURRENT_LIST_DIR}/audit/sha256.cpp
   ${CMAKE_CURRENT_LIST_DIR}/audit/sinks/fd_transport.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/audit/sinks/gnutls_api.cpp
   ${CMAKE_CURRENT_LIST_DIR}/audit/sinks/net_transport.cpp
   ${CMAKE_CURRENT_LIST_DIR}/audit/sinks/spool.cpp
   ${CMAKE_CURRENT_LIST_DIR}/audit/sinks/syslog_frame.cpp)
+# GnuTLS: headers only; the library is opened when a TLS sink is (gnutls_api.h).
+target_include_directories(sv_audit PRIVATE ${GNUTLS_INCLUDE_DIRS})
 target_link_libraries(sv_audit PUBLIC sv_common sv_policy nlohmann_json::nlohmann_json
-  PRIVATE PkgConfig::GNUTLS)
+  PRIVATE ${CMAKE_DL_LIBS})

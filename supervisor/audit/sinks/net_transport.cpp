@@ -2,8 +2,6 @@
 #include "supervisor/audit/sinks/net_transport.h"
 
 #include <arpa/inet.h>
-#include <gnutls/gnutls.h>
-#include <gnutls/x509.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -16,6 +14,7 @@
 #include <cstring>
 
 #include "common/unique_fd.h"
+#include "supervisor/audit/sinks/gnutls_api.h"
 
 namespace sv::supervisor::audit {
 namespace {
@@ -28,9 +27,10 @@ constexpr int64_t kHandshakeTimeout = 10000 * kMs;
 constexpr size_t kTlsRecord = 16384;  // one TLS record per gnutls_record_send
 
 struct GnutlsCreds {
+  const Gnutls* lib = nullptr;
   gnutls_certificate_credentials_t creds = nullptr;
   ~GnutlsCreds() {
-    if (creds) gnutls_certificate_free_credentials(creds);
+    if (creds) lib->certificate_free_credentials(creds);
   }
 };
 
@@ -46,15 +46,18 @@ class NetTransport : public Transport {
   ~NetTransport() override { closeConnection(); }
 
   Status initTls() {
-    if (gnutls_certificate_allocate_credentials(&creds_.creds) < 0)
+    auto lib = gnutls();
+    if (!lib) return lib.error();
+    tls_lib_ = creds_.lib = *lib;
+    if (tls_lib_->certificate_allocate_credentials(&creds_.creds) < 0)
       return Error{ENOMEM, "gnutls credentials"};
     int r = options_.ca_file.empty()
-                ? gnutls_certificate_set_x509_system_trust(creds_.creds)
-                : gnutls_certificate_set_x509_trust_file(creds_.creds, options_.ca_file.c_str(),
+                ? tls_lib_->certificate_set_x509_system_trust(creds_.creds)
+                : tls_lib_->certificate_set_x509_trust_file(creds_.creds, options_.ca_file.c_str(),
                                                          GNUTLS_X509_FMT_PEM);
     if (r <= 0)
       return Error{EINVAL, "tls trust " + (options_.ca_file.empty() ? "(system)" : options_.ca_file) +
-                               ": " + (r < 0 ? gnutls_strerror(r) : "no certificate")};
+                               ": " + (r < 0 ? tls_lib_->strerror(r) : "no certificate")};
     return {};
   }
 
@@ -66,7 +69,7 @@ class NetTransport : public Transport {
   int pollFd() const override { return state_ == State::kDown ? -1 : fd_.get(); }
   uint64_t connection() const override { return connections_; }
   short pollEvents() const override {
-    if (state_ == State::kHandshake && tls_ && gnutls_record_get_direction(tls_) == 0)
+    if (state_ == State::kHandshake && tls_ && tls_lib_->record_get_direction(tls_) == 0)
       return POLLIN;
     return POLLOUT;
   }
@@ -121,8 +124,8 @@ class NetTransport : public Transport {
   Result<size_t> tlsWrite(const char* data, size_t len) {
     // After GNUTLS_E_AGAIN the same record must be retried; (NULL, 0) does
     // that and returns its length when it finally goes out.
-    ssize_t r = again_ ? gnutls_record_send(tls_, nullptr, 0)
-                       : gnutls_record_send(tls_, data, std::min(len, kTlsRecord));
+    ssize_t r = again_ ? tls_lib_->record_send(tls_, nullptr, 0)
+                       : tls_lib_->record_send(tls_, data, std::min(len, kTlsRecord));
     if (r >= 0) {
       again_ = false;
       return size_t(r);
@@ -131,7 +134,7 @@ class NetTransport : public Transport {
       again_ = true;
       return size_t(0);
     }
-    return Error{EPIPE, "tls send audit sink " + name_ + ": " + gnutls_strerror(int(r))};
+    return Error{EPIPE, "tls send audit sink " + name_ + ": " + tls_lib_->strerror(int(r))};
   }
 
   bool peerClosed() {
@@ -182,38 +185,38 @@ class NetTransport : public Transport {
       backoff_ = kFirstBackoff;
       return;
     }
-    int r = gnutls_init(&tls_, GNUTLS_CLIENT | GNUTLS_NONBLOCK | GNUTLS_NO_SIGNAL);
-    if (r < 0) return fail(Error{ENOMEM, std::string("gnutls_init: ") + gnutls_strerror(r)}, now);
-    gnutls_set_default_priority(tls_);
-    gnutls_credentials_set(tls_, GNUTLS_CRD_CERTIFICATE, creds_.creds);
+    int r = tls_lib_->init(&tls_, GNUTLS_CLIENT | GNUTLS_NONBLOCK | GNUTLS_NO_SIGNAL);
+    if (r < 0) return fail(Error{ENOMEM, std::string("gnutls_init: ") + tls_lib_->strerror(r)}, now);
+    tls_lib_->set_default_priority(tls_);
+    tls_lib_->credentials_set(tls_, GNUTLS_CRD_CERTIFICATE, creds_.creds);
     in6_addr probe;
     const bool literal = inet_pton(AF_INET, address_.host.c_str(), &probe) == 1 ||
                          inet_pton(AF_INET6, address_.host.c_str(), &probe) == 1;
     if (!literal)
-      gnutls_server_name_set(tls_, GNUTLS_NAME_DNS, address_.host.data(), address_.host.size());
-    gnutls_session_set_verify_cert(tls_, address_.host.c_str(), 0);
-    gnutls_transport_set_int(tls_, fd_.get());
+      tls_lib_->server_name_set(tls_, GNUTLS_NAME_DNS, address_.host.data(), address_.host.size());
+    tls_lib_->session_set_verify_cert(tls_, address_.host.c_str(), 0);
+    tls_lib_->transport_set_int2(tls_, fd_.get(), fd_.get());
     handshake_deadline_ = now + kHandshakeTimeout;
     state_ = State::kHandshake;
     handshake(now);
   }
 
   void handshake(int64_t now) {
-    int r = gnutls_handshake(tls_);
+    int r = tls_lib_->handshake(tls_);
     if (r == GNUTLS_E_SUCCESS) {
       state_ = State::kUp;
       ++connections_;
       backoff_ = kFirstBackoff;
       return;
     }
-    if (gnutls_error_is_fatal(r) == 0 && now < handshake_deadline_) return;  // again later
-    std::string why = gnutls_strerror(r);
+    if (tls_lib_->error_is_fatal(r) == 0 && now < handshake_deadline_) return;  // again later
+    std::string why = tls_lib_->strerror(r);
     if (r == GNUTLS_E_CERTIFICATE_VERIFICATION_ERROR) {
       gnutls_datum_t out{};
-      const unsigned status = gnutls_session_get_verify_cert_status(tls_);
-      if (gnutls_certificate_verification_status_print(status, GNUTLS_CRT_X509, &out, 0) == 0) {
+      const unsigned status = tls_lib_->session_get_verify_cert_status(tls_);
+      if (tls_lib_->certificate_verification_status_print(status, GNUTLS_CRT_X509, &out, 0) == 0) {
         why += std::string(": ") + reinterpret_cast<const char*>(out.data);
-        gnutls_free(out.data);
+        (*tls_lib_->free)(out.data);
       }
     }
     fail(Error{EPROTO, "tls handshake audit sink " + name_ + ": " + why}, now);
@@ -223,7 +226,7 @@ class NetTransport : public Transport {
 
   void closeConnection() {
     if (tls_) {
-      gnutls_deinit(tls_);
+      tls_lib_->deinit(tls_);
       tls_ = nullptr;
     }
     again_ = false;
@@ -238,6 +241,7 @@ class NetTransport : public Transport {
   NetOptions options_;
   GnutlsCreds creds_;
   UniqueFd fd_;
+  const Gnutls* tls_lib_ = nullptr;  // set by initTls (TLS sinks only)
   gnutls_session_t tls_ = nullptr;
   bool again_ = false;
   State state_ = State::kDown;
