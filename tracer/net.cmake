@@ -3,4 +3,4 @@
 # loader move together.
 include_guard(GLOBAL)
 add_library(sv_net_filter STATIC ${CMAKE_CURRENT_LIST_DIR}/net_filter.cpp)
-target_link_libraries(sv_net_filter PUBLIC sv_common sv_bpf_sv_net PkgConfig::LIBBPF)
+target_link_libraries(sv_net_filter PUBLIC sv_common sv_bpf_sv_net sv_bpf_keepers PkgConfig::LIBBPF)

@@ -22,6 +22,7 @@
 
 #include "shared/net_abi.h"
 #include "sv_net.skel.h"
+#include "tracer/bpf_keepers.h"
 #include "tracer/libbpf_log.h"
 
 namespace sv::tracer {
@@ -407,6 +408,9 @@ Result<NetFilter> NetFilter::load(const policy::NetworkPlan& plan,
                                      s->skel->progs.sendmsg6};
   if (options.dns_proxy) progs.insert(progs.end(), std::begin(dns_progs), std::end(dns_progs));
   if (s->unix_paths) progs.insert(progs.end(), {s->skel->progs.connect_unix, s->skel->progs.sendmsg_unix});
+  std::vector<bpf_attach_type> types;
+  for (bpf_program* prog : progs) types.push_back(bpf_program__expected_attach_type(prog));
+  ensureCgroupKeepers(types);  // so our attach and detach flip no static key
   for (bpf_program* prog : progs) {
     errno = 0;
     Link link(bpf_program__attach_cgroup(prog, cgroup_fd));

@@ -6,4 +6,4 @@ include_guard(GLOBAL)
 add_library(sv_proc_tracker STATIC ${CMAKE_CURRENT_LIST_DIR}/proc_tracker.cpp
   ${CMAKE_CURRENT_LIST_DIR}/kernel_layout.cpp ${CMAKE_CURRENT_LIST_DIR}/exec_file_id.cpp)
 target_include_directories(sv_proc_tracker PUBLIC ${CMAKE_SOURCE_DIR})
-target_link_libraries(sv_proc_tracker PUBLIC sv_common sv_bpf_sv_proc PkgConfig::LIBBPF)
+target_link_libraries(sv_proc_tracker PUBLIC sv_common sv_bpf_sv_proc sv_bpf_keepers PkgConfig::LIBBPF)

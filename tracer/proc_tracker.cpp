@@ -1,5 +1,6 @@
 // ProcTracker implementation: the skeleton's lifetime, the per-boot layout
-// cache and keeper links, and the ring buffer; see proc_tracker.h.
+// cache (pinned next to the keepers of bpf_keepers.h), and the ring buffer;
+// see proc_tracker.h.
 //
 // Ordering matters: the session cgroup is in sv_proc_cgroup before any
 // program is attached (an empty cgroup array matches nothing, so the programs
@@ -9,21 +10,19 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <fcntl.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <exception>
-#include <initializer_list>
 #include <string_view>
 
 #include "common/unique_fd.h"
 #include "shared/proc_abi.h"
 #include "sv_proc.skel.h"
+#include "tracer/bpf_keepers.h"
 #include "tracer/libbpf_log.h"
-#include "tracer/read_file.h"
 
 namespace sv::tracer {
 namespace {
@@ -70,57 +69,6 @@ uint64_t sumPerCpu(int map_fd, uint32_t key) {
   return total;
 }
 
-// The bpffs mount point from /proc/self/mountinfo, "" if none.
-std::string bpffsMount() {
-  auto text = readWholeFile("/proc/self/mountinfo");
-  if (!text) return "";
-  std::string_view rest = *text;
-  while (!rest.empty()) {
-    const size_t nl = rest.find('\n');
-    const std::string_view line = rest.substr(0, nl);
-    rest = nl == std::string_view::npos ? std::string_view() : rest.substr(nl + 1);
-    const size_t dash = line.find(" - bpf ");
-    if (dash == std::string_view::npos) continue;
-    // "id parent major:minor root mount-point ..."
-    size_t pos = 0;
-    for (int field = 0; field < 4 && pos != std::string_view::npos; ++field)
-      pos = line.find(' ', pos + 1);
-    if (pos == std::string_view::npos) continue;
-    const size_t end = line.find(' ', pos + 1);
-    return std::string(line.substr(pos + 1, end - pos - 1));
-  }
-  return "";
-}
-
-// Keeps each tracepoint we attach to from ever dropping to zero probes: a
-// no-op raw tracepoint program per tracepoint, its link pinned in bpffs and
-// shared by every session on the host. Why: attaching the first probe of a
-// tracepoint whose last probe went away within an RCU grace period waits
-// for that grace period (tracepoint_add_func, 1->0->1), and back-to-back
-// sessions hit exactly that: 8-16 ms per start-up here. With a keeper, a
-// session's attach and detach are 1->2 and 2->1, which never wait (the
-// keeper stays first). Best effort: without bpffs the session just waits.
-void ensureTracepointKeepers(std::initializer_list<const char*> tracepoints) {
-  const std::string mount = bpffsMount();
-  if (mount.empty()) return;
-  const std::string dir = mount + "/supervise";
-  if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) return;
-  for (const char* tp : tracepoints) {
-    const std::string pin = dir + "/keep-" + tp;
-    if (UniqueFd existing(bpf_obj_get(pin.c_str())); existing) continue;
-    // r0 = 0; exit
-    const bpf_insn insns[] = {
-        {.code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .src_reg = 0, .off = 0, .imm = 0},
-        {.code = BPF_JMP | BPF_EXIT, .dst_reg = 0, .src_reg = 0, .off = 0, .imm = 0},
-    };
-    UniqueFd prog(bpf_prog_load(BPF_PROG_TYPE_RAW_TRACEPOINT, "sv_keep", "GPL", insns, 2, nullptr));
-    if (!prog) return;
-    UniqueFd link(bpf_raw_tracepoint_open(tp, prog.get()));
-    // A concurrent session may pin first (EEXIST): ours then detaches on close.
-    if (link) (void)bpf_obj_pin(link.get(), pin.c_str());
-  }
-}
-
 // KernelLayout <-> the ABI struct, member by member (same order).
 sv_proc_layout toAbi(const KernelLayout& k) {
   return {k.task_pid,  k.task_tgid,     k.task_real_parent, k.task_start_boottime,
@@ -140,9 +88,9 @@ KernelLayout fromAbi(const sv_proc_layout& a) {
 // reboot, the only way the kernel's struct layout changes). Saves the scan
 // (~1.5 ms of CPU) at every later start-up.
 Result<KernelLayout> cachedKernelLayout() {
-  const std::string mount = bpffsMount();
+  const std::string dir = keeperPinDir();
   const std::string pin =
-      mount.empty() ? "" : mount + "/supervise/layout-v" + std::to_string(SV_PROC_ABI_VERSION);
+      dir.empty() ? "" : dir + "/layout-v" + std::to_string(SV_PROC_ABI_VERSION);
   const uint32_t zero = 0;
   if (!pin.empty()) {
     if (UniqueFd map(bpf_obj_get(pin.c_str())); map) {
@@ -156,8 +104,7 @@ Result<KernelLayout> cachedKernelLayout() {
   const sv_proc_layout raw = toAbi(*layout);
   UniqueFd map(bpf_map_create(BPF_MAP_TYPE_ARRAY, "sv_proc_layout", sizeof zero, sizeof raw, 1,
                               nullptr));
-  if (map && bpf_map_update_elem(map.get(), &zero, &raw, BPF_ANY) == 0 &&
-      (::mkdir((mount + "/supervise").c_str(), 0700) == 0 || errno == EEXIST))
+  if (map && bpf_map_update_elem(map.get(), &zero, &raw, BPF_ANY) == 0)
     (void)bpf_obj_pin(map.get(), pin.c_str());  // EEXIST: a concurrent session was first
   return layout;
 }
