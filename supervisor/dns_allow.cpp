@@ -92,17 +92,34 @@ std::vector<policy::Ip6> readResolvConf(const std::string& path) {
   return out;
 }
 
-void addDnsProxyOptions(const policy::NetworkPlan& plan, tracer::NetFilterOptions& options) {
-  if (plan.hosts.empty()) return;
-  options.dns_proxy = true;
-  // Each extra range costs verifier time at load.
-  options.port_ranges_reserve =
-      std::min<uint32_t>(SV_NET_MAX_PORT_RANGES, static_cast<uint32_t>(plan.hosts.size()) + 1);
+bool anyHosts(const policy::NetworkPlan& base,
+              const std::map<std::string, policy::NetworkPlan>& profiles) {
+  if (!base.hosts.empty()) return true;
+  for (const auto& [_, plan] : profiles)
+    if (!plan.hosts.empty()) return true;
+  return false;
 }
 
-DnsAllowOptions dnsAllowOptionsFor(const policy::NetworkPlan& plan) {
+void addDnsProxyOptions(const policy::NetworkPlan& base,
+                        const std::map<std::string, policy::NetworkPlan>& profiles,
+                        tracer::NetFilterOptions& options) {
+  if (!anyHosts(base, profiles)) return;
+  options.dns_proxy = true;
+  // The plan with the most host names sets the bound; each extra range costs
+  // verifier time at load.
+  size_t most = base.hosts.size();
+  for (const auto& [_, plan] : profiles) most = std::max(most, plan.hosts.size());
+  options.port_ranges_reserve = std::max(
+      options.port_ranges_reserve,
+      std::min<uint32_t>(SV_NET_MAX_PORT_RANGES, static_cast<uint32_t>(most) + 1));
+}
+
+DnsAllowOptions dnsAllowOptionsFor(const policy::NetworkPlan& base,
+                                   const std::map<std::string, policy::NetworkPlan>& profiles) {
   DnsAllowOptions options;
-  options.hosts = plan.hosts;
+  options.hosts = base.hosts;
+  for (const auto& [name, plan] : profiles)
+    if (!plan.hosts.empty()) options.profile_hosts[name] = plan.hosts;
   options.resolvers = readResolvConf();
   return options;
 }
@@ -116,8 +133,17 @@ DnsAllow::DnsAllow(tracer::NetFilter& net, DnsAllowOptions options)
 
 Result<std::unique_ptr<DnsAllow>> DnsAllow::start(tracer::NetFilter& net, DnsAllowOptions options) {
   std::unique_ptr<DnsAllow> self(new DnsAllow(net, std::move(options)));
-  for (const auto& h : self->options_.hosts)
-    self->rules_.push_back({h.name, h.port_lo, h.port_hi, net.addRuleId(h.rule_id), h.rule_id});
+  auto addRules = [&](const std::string& profile, const std::vector<policy::NetHost>& hosts) {
+    auto plan = net.planIndex(profile);
+    if (!plan) return Status(plan.error());
+    for (const auto& h : hosts)
+      self->rules_.push_back(
+          {h.name, h.port_lo, h.port_hi, net.addRuleId(h.rule_id), h.rule_id, *plan, profile});
+    return Status();
+  };
+  SV_TRY(addRules("", self->options_.hosts));
+  for (const auto& [profile, hosts] : self->options_.profile_hosts)
+    SV_TRY(addRules(profile, hosts));
   const uint32_t proxy_rule = net.addRuleId(kDnsProxyRuleId);
   for (const auto& ip : self->options_.resolvers) {
     Resolver r;
@@ -212,14 +238,16 @@ void DnsAllow::learn(const std::string& qname, const std::vector<uint8_t>& answe
   auto msg = dns::parse(answer);
   // An answer to another question than the one asked allows nothing.
   if (!msg || !msg->response || msg->qname != qname || msg->addresses.empty()) return;
+  // Each plan naming the host gets the address with its own ports and rule;
+  // no other plan does.
   for (const auto& rule : rules_) {
     if (rule.name != qname) continue;
     for (const auto& a : msg->addresses) {
-      Learned learned{qname, a.ip, a.ttl, rule.rule_id, {}};
-      learned.status = net_.allow(a.ip, rule.port_lo, rule.port_hi, rule.rule_index);
+      Learned learned{qname, a.ip, a.ttl, rule.rule_id, rule.plan, rule.profile, {}};
+      learned.status = net_.allow(rule.plan, a.ip, rule.port_lo, rule.port_hi, rule.rule_index);
       if (learned.status) {
         auto ttl = std::max<std::chrono::seconds>(std::chrono::seconds(a.ttl), options_.min_ttl);
-        auto& until = expiry_[{a.ip, rule.port_lo, rule.port_hi, rule.rule_index}];
+        auto& until = expiry_[{rule.plan, a.ip, rule.port_lo, rule.port_hi, rule.rule_index}];
         until = std::max(until, now + ttl);
       }
       if (on_learned_) on_learned_(learned);
@@ -235,10 +263,16 @@ void DnsAllow::expire(Clock::time_point now) {
       ++it;
       continue;
     }
-    const auto& [ip, lo, hi, rule] = it->first;
-    (void)net_.revoke(ip, lo, hi, rule);
+    const auto& [plan, ip, lo, hi, rule] = it->first;
+    (void)net_.revoke(plan, ip, lo, hi, rule);
     it = expiry_.erase(it);
   }
+}
+
+size_t DnsAllow::allowedCount(uint32_t plan) const {
+  return static_cast<size_t>(std::count_if(expiry_.begin(), expiry_.end(), [plan](const auto& e) {
+    return std::get<0>(e.first) == plan;
+  }));
 }
 
 void DnsAllow::resolveNow() {

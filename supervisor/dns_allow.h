@@ -8,7 +8,11 @@
 // to the real resolver, parses the answer (dns_message.h) and, when the
 // question is an allowed host name, adds every A/AAAA address the answer
 // gives for it (directly or through CNAMEs) to the kernel allowlist with the
-// host's ports and rule id, for the record's TTL (at least min_ttl). Only
+// host's ports and rule id, for the record's TTL (at least min_ttl). Each
+// network plan (the base's, each profile's) is its own allowlist: an address
+// is added to exactly the plans whose hosts name it, with that plan's ports
+// and rule id, so a name only profile `git` lists opens nothing for the base
+// or another profile (a profile's plan holds the base's hosts too). Only
 // then is the answer passed to the tree: the connect that follows an answer
 // always finds its addresses allowed, with no race to lose, because the
 // tree cannot have the address before the map holds it.
@@ -53,7 +57,10 @@ inline constexpr char kDnsProxyRuleId[] = "network.dns-resolver";
 std::vector<policy::Ip6> readResolvConf(const std::string& path = "/etc/resolv.conf");
 
 struct DnsAllowOptions {
-  std::vector<policy::NetHost> hosts;
+  std::vector<policy::NetHost> hosts;  // the base plan's
+  // Each profile's plan's hosts (its own, then the base's, as compile()
+  // puts them), by profile name; the NetFilter must hold a plan for each.
+  std::map<std::string, std::vector<policy::NetHost>> profile_hosts;
   std::vector<policy::Ip6> resolvers;  // port 53 each
   // Programs cache answers beyond their TTL (and resolvers answer local
   // names with TTL 0): an address stays allowed at least this long.
@@ -62,30 +69,42 @@ struct DnsAllowOptions {
   std::chrono::seconds query_timeout{10};
 };
 
-// What a session with domain entries in `plan` needs from NetFilter::load:
-// the redirection programs, and room for one port range per host name more
-// in each allowlist entry (a learned address carries its hosts' ranges).
-void addDnsProxyOptions(const policy::NetworkPlan& plan, tracer::NetFilterOptions& options);
+// Whether the base plan or any profile's has domain entries.
+bool anyHosts(const policy::NetworkPlan& base,
+              const std::map<std::string, policy::NetworkPlan>& profiles);
 
-// The plan's hosts and the resolvers of /etc/resolv.conf.
-DnsAllowOptions dnsAllowOptionsFor(const policy::NetworkPlan& plan);
+// What a session with domain entries in any plan needs from NetFilter::load:
+// the redirection programs, and room for one port range per host name more
+// in each allowlist entry (a learned address carries the ranges of the
+// plan's hosts naming it).
+void addDnsProxyOptions(const policy::NetworkPlan& base,
+                        const std::map<std::string, policy::NetworkPlan>& profiles,
+                        tracer::NetFilterOptions& options);
+
+// Every plan's hosts and the resolvers of /etc/resolv.conf.
+DnsAllowOptions dnsAllowOptionsFor(const policy::NetworkPlan& base,
+                                   const std::map<std::string, policy::NetworkPlan>& profiles);
 
 class DnsAllow {
  public:
   using Clock = std::chrono::steady_clock;
 
-  // What an answer allowed (for the audit/notes); called after the map update.
+  // What an answer allowed (for the audit/notes); called after the map
+  // update, once per plan that names the host.
   struct Learned {
     std::string name;
     policy::Ip6 ip{};
     uint32_t ttl = 0;
     std::string rule_id;
+    uint32_t plan = tracer::kNetPlanBase;
+    std::string profile;  // the plan's profile; "" for the base plan
     Status status;  // an allowlist error (E2BIG) leaves the address refused
   };
 
   // Opens the proxy and upstream sockets and registers every redirection in
-  // `net` (loaded with NetFilterOptions::dns_proxy). Must run before the tree
-  // starts, so none of its queries can bypass the proxy.
+  // `net` (loaded with NetFilterOptions::dns_proxy and every plan the
+  // options name: EINVAL otherwise). Must run before the tree starts, so
+  // none of its queries can bypass the proxy.
   static Result<std::unique_ptr<DnsAllow>> start(tracer::NetFilter& net, DnsAllowOptions options);
 
   // Every fd to watch for readability; pass each one back to onReadable().
@@ -110,8 +129,10 @@ class DnsAllow {
   size_t resolverCount() const { return resolvers_.size(); }
 
   void setOnLearned(std::function<void(const Learned&)> fn) { on_learned_ = std::move(fn); }
-  // Currently allowed (address, host rule) pairs, for tests and status.
+  // Currently allowed (plan, address, host rule) triples, for tests and status.
   size_t allowedCount() const { return expiry_.size(); }
+  // Of those, the ones in `plan`.
+  size_t allowedCount(uint32_t plan) const;
 
  private:
   struct Resolver {
@@ -132,8 +153,11 @@ class DnsAllow {
     uint16_t port_lo, port_hi;
     uint32_t rule_index;
     std::string rule_id;
+    uint32_t plan;
+    std::string profile;
   };
-  using Grant = std::tuple<policy::Ip6, uint16_t, uint16_t, uint32_t>;  // ip, lo, hi, rule
+  // plan, ip, lo, hi, rule
+  using Grant = std::tuple<uint32_t, policy::Ip6, uint16_t, uint16_t, uint32_t>;
 
   DnsAllow(tracer::NetFilter& net, DnsAllowOptions options);
   void onQuery(size_t resolver);

@@ -206,7 +206,7 @@ int runSession(const SessionOptions& options) {
     // audit.level deny still records every connect (allowed ones too).
     net_options.report_connects = !(lsm && lsm->decidesNetwork());
     net_options.audit_only = policy.mode == policy::Mode::Audit;  // would-deny, never block
-    addDnsProxyOptions(compiled.network, net_options);  // domain entries (dns_allow.h)
+    addDnsProxyOptions(compiled.network, profile_plans, net_options);  // dns_allow.h
     net_options.unix_paths = !tracer::testDisabled("bpf-unix");  // as on a kernel < 6.7
     auto loaded =
         tracer::NetFilter::load(compiled.network, profile_plans, cgroup->dirFd(), net_options);
@@ -232,10 +232,12 @@ int runSession(const SessionOptions& options) {
   } else if (tracer::testDisabled("bpf")) {
     net_error = tracer::kDisabledByTest;
   }
-  // Domain entries: the DNS proxy stands in for the resolvers before the tree runs.
+  // Domain entries, the base's and every profile's (each learned address goes
+  // to the plans naming its host): the DNS proxy stands in for the resolvers
+  // before the tree runs.
   std::unique_ptr<DnsAllow> dns;
-  if (net && !compiled.network.hosts.empty()) {
-    auto started = DnsAllow::start(*net, dnsAllowOptionsFor(compiled.network));
+  if (net && anyHosts(compiled.network, profile_plans)) {
+    auto started = DnsAllow::start(*net, dnsAllowOptionsFor(compiled.network, profile_plans));
     if (started) {
       dns = std::move(*started);
     } else {
@@ -259,14 +261,6 @@ int runSession(const SessionOptions& options) {
     return kExitSupervisorError;
   }
   if (missing) say("WARNING: fallback unsafe-host-process: the command runs partly unconfined");
-  for (const auto& [name, plan] : profile_plans) {  // only the base's hosts are resolved
-    for (const auto& host : plan.hosts) {
-      if (std::find(compiled.network.hosts.begin(), compiled.network.hosts.end(), host) ==
-          compiled.network.hosts.end())  // a profile's own (its rule id is its own)
-        say("note: host " + host.name + " in network.allow of profile '" + name +
-            "' allows nothing: only the base policy's host names are resolved");
-    }
-  }
   if (dns && dns->resolverCount() == 0)
     say("note: no nameserver in /etc/resolv.conf: host names in network.allow allow nothing");
   if (net && !net->unixPathsEnforced())

@@ -163,6 +163,7 @@ struct NetFilter::State {
   std::vector<std::map<EntryKey, std::vector<Range>>> entries;
   std::vector<policy::NetworkMode> modes;
   std::vector<std::string> plan_profiles;
+  std::vector<bool> dns_plans;  // the plan has domain entries: its DNS goes through the proxy
   uint32_t port_ranges_max = 1;  // the programs' loop bound, see net_maps.h
   std::string log;
   bool unix_paths = false;
@@ -214,6 +215,7 @@ struct NetFilter::State {
     auto& mine = entries.emplace_back();
     modes.push_back(plan.mode);
     plan_profiles.push_back(profile);
+    dns_plans.push_back(!plan.hosts.empty());
     SV_TRY(collectEntries(plan, rule_ids, rule_index_of, mine));
     for (const auto& entry : mine) {
       auto value = foldedValue(mine, entry.first);
@@ -223,13 +225,17 @@ struct NetFilter::State {
     return {};
   }
 
-  // Every plan's mode and allowlist, before attach.
+  // Every plan's mode, DNS redirection and allowlist, before attach.
   Status writePlans() {
     for (uint32_t plan = 0; plan < modes.size(); ++plan) {
       uint32_t mode = static_cast<uint32_t>(modes[plan]);
       if (bpf_map_update_elem(bpf_map__fd(skel->maps.sv_net_plan_modes), &plan, &mode,
                               BPF_ANY) != 0)
         return errnoError("bpf_map_update_elem sv_net_plan_modes");
+      uint32_t dns = dns_plans[plan] ? 1 : 0;
+      if (dns && bpf_map_update_elem(bpf_map__fd(skel->maps.sv_net_dns_plans), &plan, &dns,
+                                     BPF_ANY) != 0)
+        return errnoError("bpf_map_update_elem sv_net_dns_plans");
       for (const auto& [key, ranges] : entries[plan]) SV_TRY(writeAffected(plan, key));
     }
     return {};
@@ -446,35 +452,34 @@ const std::string& NetFilter::ruleIdAt(uint32_t rule_index) const {
 
 uint32_t NetFilter::addRuleId(const std::string& rule_id) { return s_->ruleIndex(rule_id); }
 
-Status NetFilter::allow(const policy::Ip6& ip, uint16_t port_lo, uint16_t port_hi,
-                        uint32_t rule_index) {
+Status NetFilter::allow(uint32_t plan, const policy::Ip6& ip, uint16_t port_lo,
+                        uint16_t port_hi, uint32_t rule_index) {
   if (port_lo > port_hi) return Error{EINVAL, "allow: port_lo > port_hi"};
   if (rule_index >= s_->rule_ids.size()) return Error{EINVAL, "allow: unknown rule index"};
-  if (s_->modes[SV_NET_PLAN_BASE] == policy::NetworkMode::None)
+  if (plan >= s_->modes.size()) return Error{EINVAL, "allow: unknown plan"};
+  if (s_->modes[plan] == policy::NetworkMode::None)
     return Error{EINVAL, "allow: network mode none admits no destination"};
-  // Every plan holds the base entries (a profile's come first, then the
-  // base's), so an answer for a base host counts in each plan that admits
-  // destinations at all.
-  for (uint32_t plan = 0; plan < s_->modes.size(); ++plan) {
-    if (s_->modes[plan] == policy::NetworkMode::None) continue;
-    SV_TRY(s_->allowIn(plan, ip, Range{port_lo, port_hi, rule_index}));
-  }
-  return {};
+  return s_->allowIn(plan, ip, Range{port_lo, port_hi, rule_index});
 }
 
+Status NetFilter::revoke(uint32_t plan, const policy::Ip6& ip, uint16_t port_lo,
+                         uint16_t port_hi, uint32_t rule_index) {
+  if (plan >= s_->modes.size()) return Error{EINVAL, "revoke: unknown plan"};
+  return s_->revokeIn(plan, ip, Range{port_lo, port_hi, rule_index});
+}
 
-Status NetFilter::revoke(const policy::Ip6& ip, uint16_t port_lo, uint16_t port_hi,
-                         uint32_t rule_index) {
-  for (uint32_t plan = 0; plan < s_->modes.size(); ++plan)
-    SV_TRY(s_->revokeIn(plan, ip, Range{port_lo, port_hi, rule_index}));
-  return {};
+Result<uint32_t> NetFilter::planIndex(const std::string& profile) const {
+  auto it = std::find(s_->plan_profiles.begin(), s_->plan_profiles.end(), profile);
+  if (it == s_->plan_profiles.end())
+    return Error{EINVAL, "network: no plan for profile '" + profile + "'"};
+  return static_cast<uint32_t>(it - s_->plan_profiles.begin());
 }
 
 Status NetFilter::bindCgroup(uint64_t cgroup_id, const std::string& profile) {
-  auto it = std::find(s_->plan_profiles.begin() + 1, s_->plan_profiles.end(), profile);
-  if (profile.empty() || it == s_->plan_profiles.end())
-    return Error{EINVAL, "network: no plan for profile '" + profile + "'"};
-  uint32_t plan = static_cast<uint32_t>(it - s_->plan_profiles.begin());
+  if (profile.empty()) return Error{EINVAL, "network: no plan for profile ''"};
+  auto found = planIndex(profile);
+  if (!found) return found.error();
+  uint32_t plan = *found;
   if (bpf_map_update_elem(bpf_map__fd(s_->skel->maps.sv_net_cgroup_plans), &cgroup_id, &plan,
                           BPF_ANY) != 0)
     return errnoError("bpf_map_update_elem sv_net_cgroup_plans");

@@ -52,6 +52,7 @@ inline constexpr uint8_t kNetReasonRule = 0, kNetReasonNoMatch = 1, kNetReasonMo
 inline constexpr uint8_t kNetFlagUnspec = 0x1;  // 0.0.0.0 / :: judged as loopback
 inline constexpr uint8_t kNetFlagAudit = 0x2;   // deny reported, not enforced (audit_only)
 inline constexpr uint32_t kNetRuleNone = 0xffffffffu;
+inline constexpr uint32_t kNetPlanBase = 0;  // NetFilter::planIndex("")
 
 struct NetFilterOptions {
   bool deny_events_only = false;   // report only denials...
@@ -100,20 +101,29 @@ class NetFilter {
   // Registers a rule id (e.g. a domain rule) for use with allow(); returns its
   // index, the existing one when already known.
   uint32_t addRuleId(const std::string& rule_id);
-  // Allows ip:[port_lo, port_hi] at runtime (resolved DNS answers), attributed
-  // to rule_index. Takes effect for the next connect; updates are per entry,
-  // so the programs never see a half-written value. E2BIG when an address
+  // Allows ip:[port_lo, port_hi] at runtime (resolved DNS answers) in one
+  // plan (planIndex(); kNetPlanBase for the base), attributed to rule_index.
+  // The other plans are untouched: a name one profile lists opens nothing
+  // for the base or another profile. Takes effect for the next connect;
+  // updates are per entry, so the programs never see a half-written value.
+  // EINVAL for an unknown plan or a plan in mode none; E2BIG when an address
   // block would need more port ranges than the programs were loaded for
   // (NetFilterOptions::port_ranges_reserve).
-  Status allow(const policy::Ip6& ip, uint16_t port_lo, uint16_t port_hi, uint32_t rule_index);
-  // Withdraws what allow() added (a DNS answer's TTL ran out). Connections
-  // already made stay up; the next connect is judged without the entry.
-  Status revoke(const policy::Ip6& ip, uint16_t port_lo, uint16_t port_hi, uint32_t rule_index);
+  Status allow(uint32_t plan, const policy::Ip6& ip, uint16_t port_lo, uint16_t port_hi,
+               uint32_t rule_index);
+  // Withdraws what allow() added to `plan` (a DNS answer's TTL ran out).
+  // Connections already made stay up; the next connect is judged without it.
+  Status revoke(uint32_t plan, const policy::Ip6& ip, uint16_t port_lo, uint16_t port_hi,
+                uint32_t rule_index);
   // UDP from the tree to resolver:port goes to proxy:proxy_port instead
   // (needs NetFilterOptions::dns_proxy), and replies from the proxy look to
   // the tree as if the resolver sent them. The event of each redirected
   // connect/sendmsg is an allow with reason kNetReasonDnsProxy and rule_index.
   // proxy must be ::ffff:127.0.0.1 for an IPv4 resolver, ::1 for IPv6.
+  // Only the processes of plans with domain entries (NetworkPlan::hosts) are
+  // redirected; the others reach the resolver as if there were no proxy, and
+  // UDP straight to a proxy socket is refused for every plan (deny, reason
+  // kNetReasonDnsProxy), so the proxy is no DNS path for a plan without hosts.
   Status redirectDns(const policy::Ip6& resolver, uint16_t port, const policy::Ip6& proxy,
                      uint16_t proxy_port, uint32_t rule_index);
   // Processes whose cgroup (v2 id, cgroupId()) is `cgroup_id` are judged by
@@ -122,6 +132,10 @@ class NetFilter {
   Status bindCgroup(uint64_t cgroup_id, const std::string& profile);
   // Whether `profile` has a plan of its own (was given to load()).
   bool hasPlan(const std::string& profile) const;
+  // The plan index of `profile` ("" = the base plan, kNetPlanBase), as
+  // allow() takes it and NetEvent::plan reports it; EINVAL for a profile the
+  // load got no plan for.
+  Result<uint32_t> planIndex(const std::string& profile) const;
   // The profile of a plan index (NetEvent::plan); "" for the base plan.
   const std::string& planProfile(uint8_t plan) const;
   // Whether pathname unix sockets are judged (the kernel has the hooks and

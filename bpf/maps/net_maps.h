@@ -57,6 +57,17 @@ struct {
 	__type(value, struct sv_net_dns_key);
 } sv_net_dns_proxies SEC(".maps");
 
+/* @brief Per plan index: 1 when the plan has domain entries, so its
+ * processes' UDP to a resolver goes to the proxy. Other plans reach the
+ * resolver as if there were no proxy (the proxy would give them a DNS path
+ * their policy lacks). Written before attach. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, SV_NET_MAX_PLANS);
+	__type(key, __u32);
+	__type(value, __u32);
+} sv_net_dns_plans SEC(".maps");
+
 /* @brief Judge connect/sendmsg to pathname unix sockets (set by the loader
  * when the kernel has the cgroup unix hooks). */
 const volatile __u32 sv_net_unix_paths = 0;

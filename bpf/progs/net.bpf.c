@@ -7,9 +7,10 @@
  * hooks) and, in mode none, every inet socket. Returning 0 makes the syscall
  * fail with EPERM. Every decision is reported to sv_net_events.
  *
- * With domain entries (sv_net_dns_proxy), UDP to a known resolver is
- * redirected to the supervisor's DNS proxy, which adds the answered
- * addresses to sv_net_allow before it passes the answer on; recvmsg4/6 and
+ * With domain entries (sv_net_dns_proxy), UDP to a known resolver from a
+ * plan that has them is redirected to the supervisor's DNS proxy, which adds
+ * the answered addresses to sv_net_allow, in each plan that names the host,
+ * before it passes the answer on; recvmsg4/6 and
  * getpeername4/6 put the resolver's address back where the tree looks.
  * See docs/network.md for what is and is not covered.
  */
@@ -47,27 +48,48 @@ static __always_inline void sv_net_set_addr(struct bpf_sock_addr *ctx, const __u
 	ctx->user_port = bpf_htons(port);
 }
 
-/* UDP to a resolver of sv_net_dns_servers goes to the proxy instead. The
- * destination is rewritten in the context, which the kernel then uses for
- * the connect or the datagram. */
+/* UDP to a resolver of sv_net_dns_servers goes to the proxy instead, for
+ * the plans with domain entries (sv_net_dns_plans). The destination is
+ * rewritten in the context, which the kernel then uses for the connect or
+ * the datagram. UDP straight to a proxy socket (on loopback, which localhost
+ * mode allows) is refused for every plan: the redirection is the only way
+ * in, so a plan without domain entries gets no DNS path through the proxy. */
 static __always_inline bool sv_net_dns_redirect(struct bpf_sock_addr *ctx,
 						const struct sv_net_lpm_key *key, __u16 port,
 						bool v4, struct sv_net_verdict *v)
 {
 	struct sv_net_dns_target *t;
 	struct sv_net_dns_key k = {};
+	struct sv_net_lpm_key dest;
+	__u32 plan = key->plan;
+	__u32 *proxied;
 
 	if (!sv_net_dns_proxy || ctx->protocol != SV_IPPROTO_UDP)
 		return false;
 	__builtin_memcpy(k.addr, key->addr, 16);
 	k.port = port;
-	t = bpf_map_lookup_elem(&sv_net_dns_servers, &k);
-	if (!t)
+	proxied = bpf_map_lookup_elem(&sv_net_dns_plans, &plan);
+	if (proxied && *proxied) {
+		t = bpf_map_lookup_elem(&sv_net_dns_servers, &k);
+		if (t) {
+			sv_net_set_addr(ctx, t->addr, t->port, v4);
+			v->decision = SV_NET_ALLOW;
+			v->reason = SV_NET_REASON_DNS_PROXY;
+			v->rule_index = t->rule_index;
+			v->flags = 0;
+			v->plan = key->plan;
+			return true;
+		}
+	}
+	/* 0.0.0.0 / :: reach the loopback proxy too (see sv_net_unspec_to_loopback). */
+	__builtin_memcpy(&dest, key, sizeof(dest));
+	sv_net_unspec_to_loopback(&dest);
+	__builtin_memcpy(k.addr, dest.addr, 16);
+	if (!bpf_map_lookup_elem(&sv_net_dns_proxies, &k))
 		return false;
-	sv_net_set_addr(ctx, t->addr, t->port, v4);
-	v->decision = SV_NET_ALLOW;
+	v->decision = SV_NET_DENY;
 	v->reason = SV_NET_REASON_DNS_PROXY;
-	v->rule_index = t->rule_index;
+	v->rule_index = SV_NET_RULE_NONE;
 	v->flags = 0;
 	v->plan = key->plan;
 	return true;

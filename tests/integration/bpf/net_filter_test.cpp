@@ -490,9 +490,10 @@ TEST_F(NetFilterTest, RuntimeAllowOpensOneDestination) {
   plan.mode = NetworkMode::Allowlist;
   load(plan);
   uint32_t idx = filter_->addRuleId("dns:testhost.example");
-  ASSERT_TRUE(filter_->allow(ip(kHostV6), kHostPort, kHostPort, idx).ok());
-  EXPECT_FALSE(filter_->allow(ip(kHostV6), 2, 1, idx).ok());
-  EXPECT_FALSE(filter_->allow(ip(kHostV6), 1, 2, 999).ok());
+  ASSERT_TRUE(filter_->allow(kNetPlanBase, ip(kHostV6), kHostPort, kHostPort, idx).ok());
+  EXPECT_FALSE(filter_->allow(1, ip(kHostV6), kHostPort, kHostPort, idx).ok());  // no plan 1
+  EXPECT_FALSE(filter_->allow(kNetPlanBase, ip(kHostV6), 2, 1, idx).ok());
+  EXPECT_FALSE(filter_->allow(kNetPlanBase, ip(kHostV6), 1, 2, 999).ok());
   auto r = runChild([](const ChildEnv&) {
     return std::vector<int>{tcpConnect(kHostV6, kHostPort), tcpConnect(kHostV4, kHostPort)};
   });
@@ -514,14 +515,14 @@ TEST_F(NetFilterTest, RuntimeAllowBeyondTheLoadedPortRangeBoundFails) {
   plan.entries = {entry("198.51.100.1", 128, 9000, 9000, "net.one")};
   load(plan);
   uint32_t idx = filter_->addRuleId("dns:more");
-  Status second = filter_->allow(ip(kHostV4), kHostPort, kHostPort, idx);
+  Status second = filter_->allow(kNetPlanBase, ip(kHostV4), kHostPort, kHostPort, idx);
   ASSERT_FALSE(second.ok());
   EXPECT_EQ(second.error().code, E2BIG) << second.error().message();
 
   filter_.reset();
   load(plan, NetFilterOptions{.port_ranges_reserve = 2});
   idx = filter_->addRuleId("dns:more");
-  ASSERT_TRUE(filter_->allow(ip(kHostV4), kHostPort, kHostPort, idx).ok());
+  ASSERT_TRUE(filter_->allow(kNetPlanBase, ip(kHostV4), kHostPort, kHostPort, idx).ok());
   auto r = runChild([](const ChildEnv&) {
     return std::vector<int>{tcpConnect(kHostV4, kHostPort), tcpConnect(kHostV4, 9000)};
   });

@@ -3,7 +3,10 @@
 // test host. A forked child in the session cgroup asks the resolver itself
 // (raw DNS over UDP, connected and unconnected) and connects right after the
 // answer: the allowed name's address must already be allowed (no retry, no
-// sleep), another name's address is refused with EPERM.
+// sleep), another name's address is refused with EPERM. With per-profile
+// plans, children in a profile's cgroup (a child cgroup bound to the plan, as
+// the session's profile-<name>) show that a name only the profile lists is
+// learned into that plan alone.
 //
 // Topology: dns_test_host.h. The child and the proxy sockets are in the
 // client namespace C (the test thread stays there while a test runs, as
@@ -20,8 +23,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <map>
 #include <cstring>
 #include <optional>
 #include <string>
@@ -141,6 +146,7 @@ class DnsAllowTest : public ::testing::Test {
   void TearDown() override {
     dns_.reset();
     filter_.reset();
+    profile_cgs_.clear();  // children before their parent
     cg_.reset();
     if (own_netns_ >= 0) {
       setns(own_netns_, CLONE_NEWNET);
@@ -161,14 +167,29 @@ class DnsAllowTest : public ::testing::Test {
     policy::NetworkPlan plan;
     plan.mode = policy::NetworkMode::Allowlist;
     plan.hosts = hosts;
+    load(plan, {});
+  }
+
+  // The base plan and profiles' plans, wired as the session does: one
+  // NetFilter, a child cgroup per profile bound to its plan, DnsAllow with
+  // every plan's hosts (dnsAllowOptionsFor, resolvers replaced by the test's).
+  void load(const policy::NetworkPlan& base,
+            const std::map<std::string, policy::NetworkPlan>& profiles) {
     tracer::NetFilterOptions options;
-    options.dns_proxy = true;
-    options.port_ranges_reserve = 2;
-    auto f = tracer::NetFilter::load(plan, cg_->fd(), options);
+    addDnsProxyOptions(base, profiles, options);
+    ASSERT_TRUE(options.dns_proxy);
+    auto f = tracer::NetFilter::load(base, profiles, cg_->fd(), options);
     ASSERT_TRUE(f.ok()) << f.error().message();
     filter_.emplace(std::move(*f));
-    DnsAllowOptions dns_options;
-    dns_options.hosts = hosts;
+    for (const auto& [name, _] : profiles) {
+      auto child = tracer::ScratchCgroup::create(cg_->path(), "profile-" + name);
+      ASSERT_TRUE(child.ok()) << child.error().message();
+      auto id = tracer::cgroupId(child->path());
+      ASSERT_TRUE(id.ok()) << id.error().message();
+      ASSERT_TRUE(filter_->bindCgroup(*id, name).ok());
+      profile_cgs_.emplace(name, std::move(*child));
+    }
+    DnsAllowOptions dns_options = dnsAllowOptionsFor(base, profiles);
     dns_options.resolvers = {ip(kResolver)};
     auto d = DnsAllow::start(*filter_, dns_options);
     ASSERT_TRUE(d.ok()) << d.error().message();
@@ -188,16 +209,17 @@ class DnsAllowTest : public ::testing::Test {
     }
   }
 
-  // Forks a child into the cgroup that runs `attempts`, serving its DNS
-  // queries meanwhile; returns the child's results.
+  // Forks a child into the cgroup (of `profile`, "" = the session's) that
+  // runs `attempts`, serving its DNS queries meanwhile; returns its results.
   template <typename Fn>
-  std::vector<int> runChild(Fn attempts) {
+  std::vector<int> runChild(Fn attempts, const std::string& profile = "") {
+    const tracer::ScratchCgroup& cg = profile.empty() ? *cg_ : profile_cgs_.at(profile);
     int pipefd[2];
     EXPECT_EQ(pipe2(pipefd, O_CLOEXEC), 0);
     pid_t pid = fork();
     if (pid == 0) {
       close(pipefd[0]);
-      if (!cg_->addProcess(getpid()).ok()) _exit(93);
+      if (!cg.addProcess(getpid()).ok()) _exit(93);
       std::vector<int> results = attempts();
       ssize_t n = write(pipefd[1], results.data(), results.size() * sizeof(int));
       _exit(n == static_cast<ssize_t>(results.size() * sizeof(int)) ? 0 : 94);
@@ -237,6 +259,7 @@ class DnsAllowTest : public ::testing::Test {
   int own_netns_ = -1;
   testnet::DnsTestHost host_;  // declared first: torn down last
   std::optional<tracer::ScratchCgroup> cg_;
+  std::map<std::string, tracer::ScratchCgroup> profile_cgs_;
   std::optional<tracer::NetFilter> filter_;
   std::unique_ptr<DnsAllow> dns_;
   pid_t child_pid_ = -1;
@@ -329,6 +352,159 @@ TEST_F(DnsAllowTest, ResolveNowAllowsBeforeTheTreeAsks) {
   ASSERT_EQ(r.size(), 2u);
   EXPECT_EQ(r[0], 0) << strerror(r[0]);
   EXPECT_EQ(r[1], EPERM) << strerror(r[1]);
+}
+
+// A profile's plan (what compile() makes of profile `git` allowing
+// other.test:PORT over a base allowing allowed.test:PORT): its own host
+// first, then the base's.
+policy::NetworkPlan allowlistOf(std::vector<policy::NetHost> hosts) {
+  policy::NetworkPlan plan;
+  plan.mode = policy::NetworkMode::Allowlist;
+  plan.hosts = std::move(hosts);
+  std::sort(plan.hosts.begin(), plan.hosts.end());
+  return plan;
+}
+const policy::NetHost kGitOther{"other.test", kPort, kPort, "git.other"};
+
+// A name only profile git lists: learned into git's plan alone (with git's
+// rule id), so git's process connects and the base's and another profile's
+// are refused with EPERM, even after git learned it. A base name is learned
+// into every plan that holds it. Expiry withdraws each plan's entry.
+TEST_F(DnsAllowTest, ProfileOnlyNameIsAllowedInThatProfilesPlanAlone) {
+  const auto base = allowlistOf(kAllowed);
+  load(base, {{"git", allowlistOf({kGitOther, kAllowed[0]})}, {"plain", allowlistOf(kAllowed)}});
+  const uint32_t git = *filter_->planIndex("git"), plain = *filter_->planIndex("plain");
+  std::vector<DnsAllow::Learned> learned;
+  dns_->setOnLearned([&](const DnsAllow::Learned& l) { learned.push_back(l); });
+
+  auto g = runChild([] {
+    Lookup o = lookup("other.test", false);
+    Lookup a = lookup("allowed.test", true);
+    return std::vector<int>{o.address == ip(kOtherIp),
+                            o.address ? tcpConnect(*o.address, kPort) : -2000,
+                            a.address ? tcpConnect(*a.address, kPort) : -2000};
+  }, "git");
+  ASSERT_EQ(g.size(), 3u);
+  EXPECT_EQ(g[0], 1);
+  EXPECT_EQ(g[1], 0) << "git's own name: " << strerror(g[1]);
+  EXPECT_EQ(g[2], 0) << "the base's name in git: " << strerror(g[2]);
+  auto evs = childEvents();
+  const NetEvent* e = find(evs, tracer::kNetOpConnect, ip(kOtherIp), kPort);
+  ASSERT_NE(e, nullptr);
+  EXPECT_EQ(e->decision, tracer::kNetAllow);
+  EXPECT_EQ(e->plan, git);
+  EXPECT_EQ(filter_->planProfile(e->plan), "git");
+  EXPECT_EQ(filter_->ruleIdAt(e->rule_index), "git.other");
+
+  // other.test is learned (into git), yet the base and plain stay refused;
+  // the base may still resolve it (its plan has domain entries, so its DNS
+  // goes through the proxy) but not connect.
+  auto b = runChild([] {
+    Lookup o = lookup("other.test", false);
+    Lookup a = lookup("allowed.test", false);
+    return std::vector<int>{tcpConnect(ip(kOtherIp), kPort), o.address == ip(kOtherIp),
+                            a.address ? tcpConnect(*a.address, kPort) : -2000};
+  });
+  ASSERT_EQ(b.size(), 3u);
+  EXPECT_EQ(b[0], EPERM) << "git's name from the base: " << strerror(b[0]);
+  EXPECT_EQ(b[1], 1);
+  EXPECT_EQ(b[2], 0) << "the base's own name: " << strerror(b[2]);
+  evs = childEvents();
+  e = find(evs, tracer::kNetOpConnect, ip(kOtherIp), kPort);
+  ASSERT_NE(e, nullptr);
+  EXPECT_EQ(e->decision, tracer::kNetDeny);
+  EXPECT_EQ(e->plan, tracer::kNetPlanBase);
+  e = find(evs, tracer::kNetOpConnect, ip(kAllowedIp), kPort);
+  ASSERT_NE(e, nullptr);
+  EXPECT_EQ(filter_->ruleIdAt(e->rule_index), "net.allowed");
+
+  auto p = runChild([] { return std::vector<int>{tcpConnect(ip(kOtherIp), kPort)}; }, "plain");
+  ASSERT_EQ(p.size(), 1u);
+  EXPECT_EQ(p[0], EPERM) << "git's name from profile plain: " << strerror(p[0]);
+
+  // Bookkeeping: other.test in git only; allowed.test in all three plans.
+  EXPECT_EQ(dns_->allowedCount(tracer::kNetPlanBase), 1u);
+  EXPECT_EQ(dns_->allowedCount(git), 2u);
+  EXPECT_EQ(dns_->allowedCount(plain), 1u);
+  int other_learned = 0;
+  for (const auto& l : learned) {
+    EXPECT_TRUE(l.status.ok()) << l.name << ": " << l.status.error().message();
+    if (l.name != "other.test") continue;
+    ++other_learned;
+    EXPECT_EQ(l.plan, git);
+    EXPECT_EQ(l.profile, "git");
+    EXPECT_EQ(l.rule_id, "git.other");
+  }
+  EXPECT_GE(other_learned, 1);  // once per answer (git's and the base's query)
+
+  // Expiry withdraws the entry from each plan it was added to.
+  dns_->expire(DnsAllow::Clock::now() + std::chrono::seconds(61));
+  EXPECT_EQ(dns_->allowedCount(), 0u);
+  g = runChild([] {
+    return std::vector<int>{tcpConnect(ip(kOtherIp), kPort), tcpConnect(ip(kAllowedIp), kPort)};
+  }, "git");
+  ASSERT_EQ(g.size(), 2u);
+  EXPECT_EQ(g[0], EPERM) << strerror(g[0]);
+  EXPECT_EQ(g[1], EPERM) << strerror(g[1]);
+}
+
+// A plan without domain entries (here the base, loopback only) is not
+// redirected: its UDP to the resolver is judged like any datagram (EPERM),
+// and it cannot send to the proxy socket on loopback either (the proxy
+// would be a DNS path its policy lacks). The profile's DNS is proxied.
+TEST_F(DnsAllowTest, PlanWithoutHostsGetsNoDnsThroughTheProxy) {
+  policy::NetworkPlan base;
+  base.mode = policy::NetworkMode::Localhost;
+  std::string err;
+  base.entries = {{*policy::Cidr::parse("127.0.0.0/8", &err), 0, 65535, "loopback"}};
+  load(base, {{"git", allowlistOf({kGitOther})}});
+  sockaddr_in proxy{};
+  socklen_t len = sizeof proxy;
+  ASSERT_EQ(getsockname(dns_->fds()[0], reinterpret_cast<sockaddr*>(&proxy), &len), 0);
+  ASSERT_EQ(proxy.sin_family, AF_INET);
+  const uint16_t proxy_port = ntohs(proxy.sin_port);
+
+  auto b = runChild([proxy_port] {
+    Lookup via_resolver = lookup("other.test", false);
+    int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    auto query = dns::buildQuery(0x4243, "other.test", dns::kTypeA);
+    auto sendTo = [&](const char* to) {
+      sockaddr_in a = addr4(to, proxy_port);
+      return sendto(fd, query->data(), query->size(), 0, reinterpret_cast<sockaddr*>(&a),
+                    sizeof a) < 0 ? errno : 0;
+    };
+    int direct = sendTo("127.0.0.1");
+    int unspec = sendTo("0.0.0.0");  // reaches loopback too
+    sockaddr_in a = addr4("127.0.0.1", proxy_port);
+    int connected = connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 ? 0 : errno;
+    close(fd);
+    return std::vector<int>{via_resolver.err, direct, unspec, connected,
+                            tcpConnect(ip(kOtherIp), kPort)};
+  });
+  ASSERT_EQ(b.size(), 5u);
+  EXPECT_EQ(b[0], EPERM) << "the base's query to the resolver: " << strerror(b[0]);
+  EXPECT_EQ(b[1], EPERM) << "the base's datagram straight to the proxy: " << strerror(b[1]);
+  EXPECT_EQ(b[2], EPERM) << "...to 0.0.0.0:proxy: " << strerror(b[2]);
+  EXPECT_EQ(b[3], EPERM) << "UDP connect to the proxy: " << strerror(b[3]);
+  EXPECT_EQ(b[4], EPERM) << strerror(b[4]);
+  auto evs = childEvents();
+  const NetEvent* e = find(evs, tracer::kNetOpSendmsg, ip(kResolver), 53);
+  ASSERT_NE(e, nullptr);
+  EXPECT_EQ(e->decision, tracer::kNetDeny);
+  EXPECT_NE(e->reason, tracer::kNetReasonDnsProxy);
+  e = find(evs, tracer::kNetOpSendmsg, ip("127.0.0.1"), proxy_port);
+  ASSERT_NE(e, nullptr);
+  EXPECT_EQ(e->decision, tracer::kNetDeny);
+  EXPECT_EQ(e->reason, tracer::kNetReasonDnsProxy);
+
+  auto g = runChild([] {
+    Lookup o = lookup("other.test", true);
+    return std::vector<int>{o.err, o.source_ok, o.address ? tcpConnect(*o.address, kPort) : -2000};
+  }, "git");
+  ASSERT_EQ(g.size(), 3u);
+  EXPECT_EQ(g[0], 0) << strerror(g[0]);
+  EXPECT_EQ(g[1], 1);
+  EXPECT_EQ(g[2], 0) << strerror(g[2]);
 }
 
 TEST_F(DnsAllowTest, NonDnsDatagramsToTheResolverAreNotForwarded) {

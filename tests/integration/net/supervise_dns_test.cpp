@@ -2,7 +2,10 @@
 // network namespace whose resolv.conf names a dnsmasq on a test host, under
 // a policy that allows `allowed.test:PORT` only. The named host connects;
 // other.test resolves too, but its address is refused with EPERM; each
-// attempt is one audit event with its rule id.
+// attempt is one audit event with its rule id. With profiles: a name only
+// profile `fetch` lists (entered by exec of fetch.py) connects from fetch's
+// process and is refused (EPERM) from the base command, which runs on after
+// fetch learned it; a base name keeps working in both.
 //
 // Topology: dns_test_host.h. supervise enters the client namespace with
 // nsenter --net; a private mount namespace (unshare -m) binds a resolv.conf
@@ -45,9 +48,134 @@ class SuperviseDns : public ::testing::Test {
     if (!dir_.empty()) fs::remove_all(dir_);
   }
 
+  // Runs `supervise -- tree.py base` in the client netns with the test
+  // host's resolv.conf, under `policy` (JSON); tree.py's output in *out.
+  int runTree(const std::string& policy, std::string* out, std::string* err) {
+    const std::string tree = R"(#!/usr/bin/python3
+import os, socket, subprocess, sys
+DIR = os.path.dirname(os.path.abspath(__file__))
+def attempt(label, name, addr=None):
+    if addr is None:
+        try:
+            addr = socket.gethostbyname(name)
+        except OSError:
+            print(label, name, "resolve-failed", flush=True); return
+    s = socket.socket(); s.settimeout(3)
+    try:
+        s.connect((addr, )" + std::to_string(kPort) + R"()); r = "ok"
+    except OSError as e:
+        r = "errno %d" % e.errno
+    s.close()
+    print(label, name, addr, r, flush=True)
+role = sys.argv[1]
+if role == "base":
+    attempt("base", "allowed.test")
+    subprocess.run([DIR + "/fetch.py", "fetch"], check=True)
+    attempt("base", "other.test")
+    attempt("base", "other.test", ")" + std::string(sv::testnet::kOtherIp) + R"(")
+else:
+    attempt("fetch", "other.test")
+    attempt("fetch", "allowed.test")
+)";
+    for (const char* name : {"tree.py", "fetch.py"}) {
+      std::ofstream(dir_ / name) << tree;
+      fs::permissions(dir_ / name, fs::perms::owner_all | fs::perms::group_read |
+                                       fs::perms::group_exec | fs::perms::others_read |
+                                       fs::perms::others_exec);
+    }
+    std::ofstream(dir_ / "policy.json") << policy;
+    const std::string out_file = (dir_ / "out.txt").string();
+    const std::string err_file = (dir_ / "err.txt").string();
+    const std::string cmd = "cd " + dir_.string() + " && unshare -m sh -c 'mount --bind " +
+                            (dir_ / "resolv.conf").string() +
+                            " /etc/resolv.conf && exec nsenter --net=" + host_.clientNs() +
+                            " " SV_SUPERVISE_BIN " --audit-file " + audit() + " -p " +
+                            (dir_ / "policy.json").string() + " -- " + (dir_ / "tree.py").string() +
+                            " base' >" + out_file + " 2>" + err_file;
+    int rc = std::system(cmd.c_str());
+    *out = readAll(out_file);
+    *err = readAll(err_file);
+    return rc;
+  }
+
+  // The policy's switch into profile fetch and fetch's network rules.
+  std::string fetchProfile(const std::string& base_network) const {
+    return R"({"network": )" + base_network + R"(,
+  "exec": {"switch": [{"match": ")" + (dir_ / "fetch.py").string() + R"(", "profile": "fetch"}]},
+  "profiles": {"fetch": {"network": {"mode": "allowlist", "allow": [
+    {"to": "other.test:)" + std::to_string(kPort) + R"(", "id": "fetch-host"}]}}}})";
+  }
+
+  // (decision, rule id, process.profile) of each audited connect to ip:kPort.
+  std::vector<std::vector<std::string>> connectsTo(const std::string& ip) const {
+    std::vector<std::vector<std::string>> seen;
+    std::ifstream in(audit());
+    std::string line;
+    while (std::getline(in, line)) {
+      json e = json::parse(line, nullptr, false);
+      if (e.is_discarded() || e.value("category", "") != "network") continue;
+      const json& n = e["network"];
+      if (n.value("ip", "") != ip || n.value("port", 0) != kPort) continue;
+      seen.push_back({e.value("decision", ""), e.value("rule", json::object()).value("id", ""),
+                      e.value("process", json::object()).value("profile", "")});
+    }
+    return seen;
+  }
+
+  std::string audit() const { return (dir_ / "audit.jsonl").string(); }
+
   sv::testnet::DnsTestHost host_;
   fs::path dir_;
 };
+
+using Seen = std::vector<std::vector<std::string>>;
+
+// Base allows allowed.test, profile fetch also other.test: fetch connects to
+// both; the base, after fetch learned other.test, resolves it (its own DNS is
+// proxied) but is refused, by name and by address.
+TEST_F(SuperviseDns, ProfileOnlyNameConnectsFromTheProfileOnly) {
+  std::string out, err;
+  ASSERT_EQ(runTree(fetchProfile(R"({"mode": "allowlist", "allow": [{"to": "allowed.test:)" +
+                                 std::to_string(kPort) + R"(", "id": "allowed-host"}]})"),
+                    &out, &err),
+            0)
+      << out << "\nstderr:\n" << err;
+  EXPECT_EQ(out,
+            "base allowed.test 198.51.100.2 ok\n"
+            "fetch other.test 198.51.100.3 ok\n"
+            "fetch allowed.test 198.51.100.2 ok\n"
+            "base other.test 198.51.100.3 errno 1\n"
+            "base other.test 198.51.100.3 errno 1\n")
+      << err;
+  EXPECT_EQ(err.find("allows nothing"), std::string::npos) << err;
+  const std::string all = readAll(audit());
+  EXPECT_EQ(connectsTo("198.51.100.3"), (Seen{{"allow", "fetch-host", "fetch"},
+                                              {"deny", "default-deny-connect", ""},
+                                              {"deny", "default-deny-connect", ""}}))
+      << all;
+  EXPECT_EQ(connectsTo("198.51.100.2"), (Seen{{"allow", "allowed-host", ""},
+                                              {"allow", "allowed-host", "fetch"}}))
+      << all;
+}
+
+// The profile's name is the policy's only domain entry, over a loopback-only
+// base: the proxy still runs for fetch; the base is not redirected, so it
+// cannot resolve through it, and its connect by address is refused.
+TEST_F(SuperviseDns, ProfileNameOverALoopbackOnlyBase) {
+  std::string out, err;
+  ASSERT_EQ(runTree(fetchProfile(R"({"mode": "localhost"})"), &out, &err), 0)
+      << out << "\nstderr:\n" << err;
+  EXPECT_EQ(out,
+            "base allowed.test resolve-failed\n"
+            "fetch other.test 198.51.100.3 ok\n"
+            "fetch allowed.test 198.51.100.2 errno 1\n"
+            "base other.test resolve-failed\n"
+            "base other.test 198.51.100.3 errno 1\n")
+      << err;
+  EXPECT_EQ(connectsTo("198.51.100.3"), (Seen{{"allow", "fetch-host", "fetch"},
+                                              {"deny", "default-deny-connect", ""}}))
+      << readAll(audit());
+}
 
 TEST_F(SuperviseDns, AllowedNameConnectsOtherNameIsRefused) {
   const std::string policy = (dir_ / "policy.json").string();
