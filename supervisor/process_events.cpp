@@ -122,6 +122,7 @@ void ProcessEvents::onEvent(const ProcEvent& e) noexcept {
         table_.onFork(e.tgid, e.ppid, e.start_time_ticks, e.comm);
         break;
       case ProcEventType::Exec:
+        if (options_.session_processes) options_.session_processes->invalidate(e.tgid);
         emitExec(e);
         break;
       case ProcEventType::Exit:

@@ -72,6 +72,9 @@ struct ProcessEventsOptions {
   bool quiet = false;       // no denial line on stderr
   bool audit_execs = true;  // an audit event per exec (audit.level != deny)
   std::string supervisor_exe;  // parent exe of the command itself
+  // The session's cache that names processes in network and LSM events:
+  // each exec drops the process's entry, which would show the old image.
+  ProcessCache* session_processes = nullptr;
 };
 
 class ProcessEvents {

@@ -412,20 +412,28 @@ int runSession(const SessionOptions& options) {
     }
     notify_thread = std::move(*started);
   }
+  std::optional<ProcessEvents> proc_events;
+  if (proc.tracker()) {
+    proc_events.emplace(audit, ProcessEventsOptions{.audit_mode = policy.mode == policy::Mode::Audit,
+                                                    .quiet = options.quiet,
+                                                    .audit_execs = policy.audit.level !=
+                                                                   policy::AuditLevel::Deny,
+                                                    .session_processes = &processes});
+    proc_events->watch(supervision, *proc.tracker());
+  }
   std::optional<NetEventAuditor> net_events;
   if (net) {
     net_events.emplace(*net, audit, processes, policy.mode == policy::Mode::Audit, options.quiet);
-    supervision.watchReadable(net->eventFd(), [&] { net_events->drain(); });
-    supervision.atStop([&] { net_events->drain(); });
+    // Execs first: a connect made after an exec must name the new image.
+    auto drain = [&] {
+      if (proc_events) proc_events->drain(*proc.tracker());
+      net_events->drain();
+    };
+    supervision.watchReadable(net->eventFd(), drain);
+    supervision.atStop(drain);
   }
   if (dns) dns->watch(supervision);
   if (lsm) lsm->attach(supervision, audit, processes);
-  std::optional<ProcessEvents> proc_events;
-  if (proc.tracker()) {
-    proc_events.emplace(audit, ProcessEventsOptions{policy.mode == policy::Mode::Audit, options.quiet,
-                                                    policy.audit.level != policy::AuditLevel::Deny});
-    proc_events->watch(supervision, *proc.tracker());
-  }
   supervision.addTimer(50, [&] { audit.flush(); });
   supervision.watchReadable(audit.wakeFd(), [&] { audit.flush(); });
   // SIGHUP sent to supervise reopens the audit files (logrotate) and is not

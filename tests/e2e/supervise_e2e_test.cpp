@@ -1225,6 +1225,29 @@ TEST_F(Network, LoopbackTcpIsAllowed) {
   EXPECT_TRUE(listener.waitFor("hi\n", 3000)) << "listener got: " << listener.received();
 }
 
+// One process connects, execs another binary and connects again: the second
+// event names the new image (the session's process cache drops a process at
+// its exec, and exec events are drained before network events).
+TEST_F(Network, ConnectAfterExecNamesTheNewImage) {
+  Listener listener;
+  ASSERT_EQ(listener.start("127.0.0.1", ""), "");
+  const std::string port = std::to_string(listener.port());
+  auto r = bash("echo one > /dev/tcp/127.0.0.1/" + port +
+                "; exec /usr/bin/python3 -c \"import socket; socket.create_connection(('127.0.0.1', " + port +
+                ")).sendall(b'two\\n')\"");
+  ASSERT_EQ(r.status, 0) << r.describe();
+  ASSERT_TRUE(listener.waitFor("two\n", 3000)) << listener.received();
+  std::vector<json> connects;
+  for (const auto& e : audit())
+    if (str(e, "category") == "network" && e["network"].value("port", 0) == listener.port())
+      connects.push_back(e);
+  ASSERT_EQ(connects.size(), 2u) << readFile(audit_);
+  EXPECT_EQ(connects[0]["process"]["pid"], connects[1]["process"]["pid"]) << "one process";
+  EXPECT_EQ(connects[0]["process"].value("exe", ""), "/usr/bin/bash") << connects[0].dump();
+  EXPECT_TRUE(contains(connects[1]["process"].value("exe", ""), "/usr/bin/python3"))
+      << connects[1].dump();
+}
+
 TEST_F(Network, NonLoopbackConnectIsDeniedAndAudited) {
   makeNamespaces();
   if (IsSkipped() || HasFatalFailure()) return;

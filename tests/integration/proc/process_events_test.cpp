@@ -176,6 +176,21 @@ TEST_F(ProcessEventsTest, ExitedProcessIsNamedByTheBinaryThatRan) {
   EXPECT_EQ(lines[1]["process"]["exe"], link) << "never a file that did not run";
 }
 
+// Network and LSM events name processes through the session's cache; an
+// exec must drop the entry, or they would show the image before the exec.
+TEST_F(ProcessEventsTest, ExecDropsTheProcessFromTheSessionCache) {
+  ProcessCache cache;
+  const pid_t self = ::getpid();
+  (void)cache.lookup(self, self);
+  (void)cache.lookup(self, self);
+  ASSERT_EQ(cache.reads(), 1u) << "the second lookup is a hit";
+  AuditLog log(SessionInfo{.session_id = "s", .host = "h"});
+  ProcessEvents pe(log, {.quiet = true, .session_processes = &cache});
+  pe.onEvent(exec(self, 1, 100, "/usr/bin/ls", {"ls"}));
+  (void)cache.lookup(self, self);
+  EXPECT_EQ(cache.reads(), 2u) << "read again from /proc after the exec";
+}
+
 TEST_F(ProcessEventsTest, KilledExecIsAnExecDenialOfTheRecheck) {
   auto lines = run({exec(kChild, kParent, 200, "./tool-denied", {"denied", "RAN-DENIED"},
                          ExecVerdict::Mismatch)});
