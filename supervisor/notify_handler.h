@@ -46,6 +46,11 @@ struct NotifyOptions {
   // the exec may go on: moves the process to where the kernel's per-profile
   // network plan finds it (profile_network.h). An error refuses the exec.
   std::function<Status(pid_t tgid, std::string_view from, std::string_view to)> on_profile_switch;
+  // Where the kernel keeps each process's profile (bpf-lsm: task storage,
+  // switched at exec), since this handler then never sees the execs: the
+  // profile name ("" = base) of process `tgid`. Unset: the handler's own
+  // records of the switches it approved.
+  std::function<std::string(pid_t tgid)> profile_of;
 };
 
 class NotifyHandler {
@@ -140,6 +145,7 @@ class NotifyHandler {
     uint64_t start_time = 0;  // of the process it was made for (/proc/PID/stat)
   };
   std::unordered_map<pid_t, ProfileEntry> profiles_;  // tgid -> profile (only with profiles)
+  std::string kernel_profile_;  // profileOf's answer from options_.profile_of
   // Scratch for the open fast path (the path argument, its absolute form),
   // reused so that steady state allocates nothing.
   std::string raw_, abs_;

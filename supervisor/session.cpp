@@ -396,6 +396,12 @@ int runSession(const SessionOptions& options) {
     notify_options.root_pid = launched->pid;
     if (cgroup) notify_options.session_cgroup = cgroup_name;
     notify_options.exec_recheck = proc.recheck();
+    if (lsm) {  // the LSM switches profiles at exec, unseen here
+      notify_options.profile_of = [&lsm](pid_t tgid) {
+        auto profile = lsm->filter().taskProfile(tgid);
+        return profile ? lsm->filter().profileAt(*profile) : std::string();
+      };
+    }
     if (profile_net) {
       notify_options.on_profile_switch = [&profile_net](pid_t tgid, std::string_view from,
                                                         std::string_view to) {

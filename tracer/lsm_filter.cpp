@@ -11,6 +11,8 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstring>
@@ -18,6 +20,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "common/unique_fd.h"
 #include "policy/engine.h"
 #include "shared/lsm_abi.h"
 #include "shared/net_abi.h"
@@ -298,6 +301,16 @@ Status LsmFilter::setTaskProfile(int pidfd, uint32_t profile) {
   if (bpf_map_update_elem(bpf_map__fd(s_->skel->maps.sv_lsm_task_store), &pidfd, &t, BPF_ANY))
     return errnoError("bpf-lsm: set task profile");
   return {};
+}
+
+Result<uint32_t> LsmFilter::taskProfile(pid_t tgid) const {
+  UniqueFd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, tgid, 0)));
+  if (!pidfd) return errnoError("bpf-lsm: pidfd_open " + std::to_string(tgid));
+  sv_lsm_task t{};
+  const int fd = pidfd.get();
+  if (bpf_map_lookup_elem(bpf_map__fd(s_->skel->maps.sv_lsm_task_store), &fd, &t) != 0)
+    return errno == ENOENT ? Result<uint32_t>(0u) : errnoError("bpf-lsm: task profile");
+  return t.profile;
 }
 
 int LsmFilter::eventFd() const { return ring_buffer__epoll_fd(s_->ring.get()); }

@@ -79,6 +79,11 @@ class LsmFilter {
   Status addSession(uint64_t cgroup_id);
   // Puts a task (by pidfd) into a profile, e.g. the session's first process.
   Status setTaskProfile(int pidfd, uint32_t profile);
+  // The profile the kernel holds for process `tgid` (its leader's task
+  // storage: switched at exec, inherited at fork); 0 (base) when it has none.
+  // What user space must use under this backend: it never sees the execs.
+  // Thread-safe.
+  Result<uint32_t> taskProfile(pid_t tgid) const;
 
   // The ring buffer's epoll fd: readable when a denial waits (for the libuv
   // loop). Allow events are batched without a wake-up until 64 KiB wait, so

@@ -324,8 +324,10 @@ TEST_F(LsmSession, ProfileSwitchOnExec) {
     "filesystem": {"denyWrite": [{"path": ")" + prot + R"(/**", "id": "deny-protected"}]},
     "exec": {"switch": [{"match": ")" + ws_ + R"(/tools/switcher", "profile": "p"}]},
     "profiles": {"p": {"filesystem": {"writableRoots": [")" + prot + R"("]}}}})");
-  const std::string script = batch({"creat " + prot + "/base"}) +
-                             "tools/switcher creat " + prot + "/a; echo \"R switched a $?\"\n";
+  writeFile(prot + "/u", "u\n");  // utimes is still decided in user space (notified)
+  const std::string script = batch({"creat " + prot + "/base", "utimes " + prot + "/u"}) +
+                             "tools/switcher creat " + prot + "/a; echo \"R switched a $?\"\n" +
+                             "tools/switcher utimes " + prot + "/u; echo \"R switched u $?\"\n";
   SessionRun r = supervise({"--backend", "bpf-lsm", "--policy", policy_file}, script);
   EXPECT_EQ(r.status, 0) << r.err;
   expectDenied(r, "creat " + prot + "/base", prot + "/base", "deny-protected");
@@ -336,6 +338,10 @@ TEST_F(LsmSession, ProfileSwitchOnExec) {
   ASSERT_NE(allow, nullptr);
   EXPECT_EQ(allow->value("enforced_by", ""), "bpf-lsm");
   EXPECT_EQ((*allow)["process"].value("profile", ""), "p") << allow->dump();
+  // The notify handler asks the kernel for the profile: the switched process
+  // may touch prot/u, the base shell may not.
+  EXPECT_NE(r.rc["utimes " + prot + "/u"], 0);
+  EXPECT_EQ(r.rc["switched u"], 0) << r.err;
 }
 
 // Loopback only: connects and UDP sends to 127.0.0.1 pass (ECONNREFUSED:
