@@ -57,9 +57,8 @@ uint64_t linkCgroupId(int link) {
   return bpf_obj_get_info_by_fd(link, &info, &len) == 0 ? info.cgroup.cgroup_id : 0;
 }
 
-}  // namespace
-
-std::string keeperPinDir() {
+// keeperPinDir() without the cache.
+std::string findOrMakeKeeperPinDir() {
   std::string mount = bpffsMount();
   if (mount.empty()) {
     if (::mount("bpf", kDefaultBpffs, "bpf", MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=0700") != 0)
@@ -69,6 +68,15 @@ std::string keeperPinDir() {
   }
   const std::string dir = mount + "/supervise";
   if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) return "";
+  return dir;
+}
+
+}  // namespace
+
+std::string keeperPinDir() {
+  // Asked by the tracker's thread and the network load of every start-up;
+  // mountinfo is read once per process.
+  static const std::string dir = findOrMakeKeeperPinDir();
   return dir;
 }
 
