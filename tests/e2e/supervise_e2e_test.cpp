@@ -1243,7 +1243,9 @@ TEST_F(Network, ConnectAfterExecNamesTheNewImage) {
       connects.push_back(e);
   ASSERT_EQ(connects.size(), 2u) << readFile(audit_);
   EXPECT_EQ(connects[0]["process"]["pid"], connects[1]["process"]["pid"]) << "one process";
-  EXPECT_EQ(connects[0]["process"].value("exe", ""), "/usr/bin/bash") << connects[0].dump();
+  // Not asserted: the first connect's exe. Network events carry no image, so
+  // a reader slower than the exec (the ASan build) names it from /proc after
+  // the exec, as python3 too (known limit, docs/audit-events.md).
   EXPECT_TRUE(contains(connects[1]["process"].value("exe", ""), "/usr/bin/python3"))
       << connects[1].dump();
 }
