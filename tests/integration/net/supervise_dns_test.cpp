@@ -15,8 +15,6 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
-#include <nlohmann/json.hpp>
-
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -25,10 +23,10 @@
 #include <vector>
 
 #include "dns_test_host.h"
+#include "tests/common/audit_connects.h"
 
 namespace {
 
-using nlohmann::json;
 using sv::testnet::kPort;
 using sv::testnet::readAll;
 namespace fs = std::filesystem;
@@ -109,16 +107,8 @@ else:
   // (decision, rule id, process.profile) of each audited connect to ip:kPort.
   std::vector<std::vector<std::string>> connectsTo(const std::string& ip) const {
     std::vector<std::vector<std::string>> seen;
-    std::ifstream in(audit());
-    std::string line;
-    while (std::getline(in, line)) {
-      json e = json::parse(line, nullptr, false);
-      if (e.is_discarded() || e.value("category", "") != "network") continue;
-      const json& n = e["network"];
-      if (n.value("ip", "") != ip || n.value("port", 0) != kPort) continue;
-      seen.push_back({e.value("decision", ""), e.value("rule", json::object()).value("id", ""),
-                      e.value("process", json::object()).value("profile", "")});
-    }
+    for (const auto& c : sv::test::auditedConnects(audit(), ip, kPort))
+      seen.push_back({c.decision, c.rule, c.profile});
     return seen;
   }
 
@@ -208,26 +198,14 @@ TEST_F(SuperviseDns, AllowedNameConnectsOtherNameIsRefused) {
             "allowed.test 198.51.100.2 ok\nother.test 198.51.100.3 errno 1\n")
       << stderr_text;
 
-  int allowed = 0, refused = 0;
-  std::ifstream in(audit);
-  std::string line;
-  while (std::getline(in, line)) {
-    json e = json::parse(line, nullptr, false);
-    if (e.is_discarded() || e.value("category", "") != "network") continue;
-    const json& n = e["network"];
-    if (n.value("port", 0) != kPort) continue;
-    if (n.value("ip", "") == "198.51.100.2") {
-      ++allowed;
-      EXPECT_EQ(e.value("decision", ""), "allow") << line;
-      EXPECT_EQ(e["rule"].value("id", ""), "allowed-host") << line;
-    } else if (n.value("ip", "") == "198.51.100.3") {
-      ++refused;
-      EXPECT_EQ(e.value("decision", ""), "deny") << line;
-      EXPECT_EQ(e.value("errno", ""), "EPERM") << line;
-    }
-  }
-  EXPECT_EQ(allowed, 1) << readAll(audit);
-  EXPECT_EQ(refused, 1) << readAll(audit);
+  const auto allowed = sv::test::auditedConnects(audit, sv::testnet::kAllowedIp, kPort);
+  const auto refused = sv::test::auditedConnects(audit, sv::testnet::kOtherIp, kPort);
+  ASSERT_EQ(allowed.size(), 1u) << readAll(audit);
+  ASSERT_EQ(refused.size(), 1u) << readAll(audit);
+  EXPECT_EQ(allowed[0].decision, "allow") << readAll(audit);
+  EXPECT_EQ(allowed[0].rule, "allowed-host") << readAll(audit);
+  EXPECT_EQ(refused[0].decision, "deny") << readAll(audit);
+  EXPECT_EQ(refused[0].errno_name, "EPERM") << readAll(audit);
 }
 
 }  // namespace

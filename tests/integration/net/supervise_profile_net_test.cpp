@@ -15,8 +15,6 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
-#include <nlohmann/json.hpp>
-
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -25,10 +23,10 @@
 #include <vector>
 
 #include "dns_test_host.h"
+#include "tests/common/audit_connects.h"
 
 namespace {
 
-using nlohmann::json;
 using sv::testnet::kPort;
 namespace fs = std::filesystem;
 
@@ -113,22 +111,7 @@ TEST_F(SuperviseProfileNet, OnlyTheProfilesProcessesReachTheTestHost) {
   EXPECT_EQ(out, "base errno 1\ninherited ok\nfetch ok\nchild ok\nplain errno 1\n") << err;
   EXPECT_EQ(err.find("not enforced per profile"), std::string::npos) << err;
 
-  struct Seen {
-    std::string decision, rule, profile;
-    int pid;
-  };
-  std::vector<Seen> seen;
-  std::ifstream in(audit());
-  std::string line;
-  while (std::getline(in, line)) {
-    json e = json::parse(line, nullptr, false);
-    if (e.is_discarded() || e.value("category", "") != "network") continue;
-    const json& n = e["network"];
-    if (n.value("ip", "") != sv::testnet::kAllowedIp || n.value("port", 0) != kPort) continue;
-    const json process = e.value("process", json::object());
-    seen.push_back({e.value("decision", ""), e.value("rule", json::object()).value("id", ""),
-                    process.value("profile", ""), process.value("pid", 0)});
-  }
+  const auto seen = sv::test::auditedConnects(audit(), sv::testnet::kAllowedIp, kPort);
   const std::string all = sv::testnet::readAll(audit());
   ASSERT_EQ(seen.size(), 5u) << all;
   const std::vector<std::vector<std::string>> want = {
