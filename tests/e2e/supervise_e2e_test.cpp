@@ -827,6 +827,8 @@ TEST_F(Race, RenamePathFlipNeverReplacesOrMovesEnv) {
   }
 }
 
+// As many opens as the open race: issue 9 asks for 100k iterations of the
+// rename loop swapping the symlink (12-19 s on the 2-core VM).
 TEST_F(Race, SymlinkSwapNeverWritesEnv) {
   mountTmpfsWorkspace();
   if (HasFatalFailure()) return;
@@ -834,8 +836,10 @@ TEST_F(Race, SymlinkSwapNeverWritesEnv) {
   const auto before = FileState::of(ws(".env"));
   RunOptions options;
   options.timeout_ms = 60000;
-  auto r = supervise({"--quiet"}, {installProg("race_symlink"), kRenameIterations}, options);
-  std::cout << "[ race_symlink ] " << r.out;
+  const auto t0 = Clock::now();
+  auto r = supervise({"--quiet"}, {installProg("race_symlink"), kOpenIterations}, options);
+  const auto secs = std::chrono::duration<double>(Clock::now() - t0).count();
+  std::cout << "[ race_symlink ] " << r.out << "              " << secs << " s\n";
   ASSERT_FALSE(r.timed_out) << r.describe();
   EXPECT_EQ(r.status, 0) << r.describe();
   EXPECT_EQ(FileState::of(ws(".env")), before) << ".env changed: the race was won\n"
