@@ -45,16 +45,20 @@ static void hardlink(void) {
   writeThrough("write through alias", "alias");
 }
 
+/* "evil" and "d" may exist already: the test makes them where the preset
+ * (strict: a read-only workspace) would not let this program. */
 static void renameOnto(void) {
-  int fd = open("evil", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  setupOk("create evil", fd);
-  (void)!write(fd, "PWNED\n", 6);
-  close(fd);
+  if (access("evil", F_OK) != 0) {
+    int fd = open("evil", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    setupOk("create evil", fd);
+    (void)!write(fd, "PWNED\n", 6);
+    close(fd);
+  }
   mustFail("rename(evil, .env)", rename("evil", ".env"));
   mustFail("renameat2(evil, .env, RENAME_EXCHANGE)",
            syscall(SYS_renameat2, AT_FDCWD, "evil", AT_FDCWD, ".env", RENAME_EXCHANGE));
   mustFail("rename(.env, moved)", rename(".env", "moved"));
-  setupOk("mkdir d", mkdir("d", 0755));
+  if (access("d", F_OK) != 0) setupOk("mkdir d", mkdir("d", 0755));
   mustFail("rename(evil, d/../.env)", rename("evil", "d/../.env"));
   mustFail("unlink(.env)", unlink(".env"));
   mustFail("symlink over .env (rename a symlink onto it)",
@@ -134,8 +138,11 @@ static void nonUtf8(void) {
   writeThrough("create .env.<0xff 0xfe>", ".env.\xff\xfe");
   int fd = open(".env.\xff\xfe", O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
   mustFail("O_CREAT .env.<0xff 0xfe>", fd);
+  /* Allowed where the workspace is writable (the test checks the file under
+   * code-sandbox); strict refuses it like any write. */
   fd = open("ok-\xff\xfe.txt", O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
-  setupOk("create ok-<0xff 0xfe>.txt (allowed)", fd);
+  printf("create ok-<0xff 0xfe>.txt: %s\n", fd >= 0 ? "ok" : strerror(errno));
+  if (fd >= 0) close(fd);
 }
 
 static long openat2(const char* path, uint64_t flags, uint64_t mode, uint64_t resolve,

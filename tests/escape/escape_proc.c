@@ -241,9 +241,11 @@ static void capabilities(void) {
   mustFail("netlink RTM_NEWLINK dummy", netlinkNewLink());
   mustFail("sethostname", sethostname("pwned", 5));
   mustFail("setuid(12345) then back", setresuid(12345, 12345, 0) == 0 ? setresuid(0, 0, 0) : -1);
-  int fd = open("owned.txt", O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
-  setupOk("create owned.txt", fd);
-  close(fd);
+  if (access("owned.txt", F_OK) != 0) { /* the test makes it for strict */
+    int fd = open("owned.txt", O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+    setupOk("create owned.txt", fd);
+    close(fd);
+  }
   mustFail("chown(owned.txt, 12345)", chown("owned.txt", 12345, 12345));
   mustFail("mknod(c 1:1 = /dev/mem)", mknod("mem", S_IFCHR | 0666, makedev(1, 1)));
   mustFail("open(/dev/kmsg, O_WRONLY)", open("/dev/kmsg", O_WRONLY | O_CLOEXEC));
