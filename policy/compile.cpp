@@ -112,16 +112,14 @@ CompiledPolicy compile(const Policy& policy) {
   for (const auto& [_, prof] : policy.profiles) addUnix(prof.filesystem.writable_roots);
 
   bool deny_read = !policy.filesystem.deny_read.empty();
-  bool exec_rules = !policy.exec.allow.empty() || !policy.exec.deny.empty() ||
-                    !policy.exec.switches.empty();
-  for (const auto& [_, prof] : policy.profiles) {
+  for (const auto& [_, prof] : policy.profiles)
     deny_read = deny_read || !prof.filesystem.deny_read.empty();
-    exec_rules = exec_rules || !prof.exec.allow.empty() || !prof.exec.deny.empty() ||
-                 !prof.exec.switches.empty();
-  }
   out.seccomp.notify_write_opens = true;
   out.seccomp.notify_read_opens = deny_read;
-  out.seccomp.notify_exec = exec_rules || policy.audit.level != AuditLevel::Deny;
+  // Every exec is decided in user space, whatever the exec rules: even
+  // audit.level deny records every exec decision (docs/audit-events.md).
+  // With execs notified, the process tracker's exec re-check runs too.
+  out.seccomp.notify_exec = true;
   out.seccomp.allow_user_namespaces = false;
 
   out.network.mode = policy.network.mode.value_or(NetworkMode::Localhost);

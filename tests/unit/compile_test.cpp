@@ -65,6 +65,10 @@ TEST(Compile, SeccompPlan) {
                                 "code-sandbox"))
                   .seccomp.notify_read_opens);
   EXPECT_TRUE(compile(*mustLoad("", "code-sandbox")).seccomp.notify_write_opens);
+  // audit.level deny still records every exec decision: execs stay notified
+  // without any exec rule.
+  EXPECT_TRUE(compile(*mustLoad(R"({"audit": {"level": "deny"}})", "code-sandbox"))
+                  .seccomp.notify_exec);
 }
 
 TEST(Compile, LocalhostAddsLoopback) {

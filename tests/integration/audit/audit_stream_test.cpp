@@ -31,11 +31,13 @@ class AuditStream : public testing::Test {
     if (!dir_.empty()) std::system(("rm -rf " + dir_).c_str());
   }
 
-  // Runs a shell script under supervise in dir_ (the workspace); returns the exit status.
-  int run(const std::string& format, const std::string& audit, const std::string& script) {
+  // Runs a shell script under supervise in dir_ (the workspace), with `options`
+  // (more supervise arguments) if any; returns the exit status.
+  int run(const std::string& format, const std::string& audit, const std::string& script,
+          const std::string& options = "") {
     const std::string cmd = "cd " + dir_ + " && " + SUPERVISE_BIN + " --quiet --audit-format " +
-                            format + " --audit-file " + audit + " -- /bin/sh -c '" + script +
-                            "' >/dev/null 2>" + dir_ + "/stderr";
+                            format + " --audit-file " + audit + " " + options + " -- /bin/sh -c '" +
+                            script + "' >/dev/null 2>" + dir_ + "/stderr";
     const int st = std::system(cmd.c_str());
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
   }
@@ -71,6 +73,35 @@ TEST_F(AuditStream, NativeEventsValidateAndSeqIsGapFree) {
   for (const auto& e : events)
     denied_env |= e.value("decision", "") == "deny" && e["file"].value("path", "") == dir_ + "/.env";
   EXPECT_TRUE(denied_env);
+}
+
+// audit.level: deny records the denial and every exec decision (sh, then
+// /bin/true) but no allowed file access; decisions and all add the allowed
+// write of ok.txt.
+TEST_F(AuditStream, LevelDenyKeepsDenialsAndExecs) {
+  for (const std::string level : {"deny", "decisions", "all"}) {
+    SCOPED_TRACE(level);
+    const std::string audit = dir_ + "/level-" + level + ".jsonl";
+    const int status = run("native", audit, kScript, "-o audit.level=" + level);
+    if (status == 125) GTEST_SKIP() << "needs a host supervise can enforce on (exit 125)";
+    ASSERT_EQ(status, 3);
+    int file_allow = 0, file_deny = 0, exec_allow = 0, sessions = 0;
+    for (const auto& e : lines(audit)) {
+      const std::string category = e["category"], decision = e.value("decision", "");
+      file_allow += category == "file" && decision == "allow";
+      file_deny += category == "file" && decision == "deny";
+      exec_allow += category == "exec" && decision == "allow";
+      sessions += category == "session";
+    }
+    EXPECT_EQ(file_deny, 1);
+    EXPECT_GE(exec_allow, 2) << "every exec decision, at every level";
+    EXPECT_EQ(sessions, 2);
+    if (level == "deny") {
+      EXPECT_EQ(file_allow, 0);
+    } else {
+      EXPECT_GE(file_allow, 1);
+    }
+  }
 }
 
 TEST_F(AuditStream, OcsfAndEcsCarryTheSameRun) {
