@@ -105,13 +105,6 @@ void addDnsProxyOptions(const policy::NetworkPlan& base,
                         tracer::NetFilterOptions& options) {
   if (!anyHosts(base, profiles)) return;
   options.dns_proxy = true;
-  // The plan with the most host names sets the bound; each extra range costs
-  // verifier time at load.
-  size_t most = base.hosts.size();
-  for (const auto& [_, plan] : profiles) most = std::max(most, plan.hosts.size());
-  options.port_ranges_reserve = std::max(
-      options.port_ranges_reserve,
-      std::min<uint32_t>(SV_NET_MAX_PORT_RANGES, static_cast<uint32_t>(most) + 1));
 }
 
 DnsAllowOptions dnsAllowOptionsFor(const policy::NetworkPlan& base,

@@ -80,20 +80,6 @@ std::string keeperPinDir() {
   return dir;
 }
 
-void ensureTracepointKeepers(std::initializer_list<const char*> tracepoints) {
-  const std::string dir = keeperPinDir();
-  if (dir.empty()) return;
-  for (const char* tp : tracepoints) {
-    const std::string pin = dir + "/keep-" + tp;
-    if (UniqueFd existing(bpf_obj_get(pin.c_str())); existing) continue;
-    UniqueFd prog = loadReturning(BPF_PROG_TYPE_RAW_TRACEPOINT, bpf_attach_type{}, 0);
-    if (!prog) return;
-    UniqueFd link(bpf_raw_tracepoint_open(tp, prog.get()));
-    // A concurrent session may pin first (EEXIST): ours then detaches on close.
-    if (link) (void)bpf_obj_pin(link.get(), pin.c_str());
-  }
-}
-
 void ensureCgroupKeepers(std::span<const bpf_attach_type> types) {
   const std::string dir = keeperPinDir();
   auto root = findCgroup2Mount();

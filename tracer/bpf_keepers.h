@@ -6,21 +6,20 @@
 // (cgroup_bpf_enabled_key[type]), which patches kernel text with
 // cross-CPU synchronisation, and the last one flips it back: 0.4-1.2 ms per
 // link on this VM, at attach and again at exit, for the ~7 links of a
-// session. The first probe of a tracepoint whose last probe went within an
-// RCU grace period waits for that grace period (8-16 ms for back-to-back
-// sessions). With a keeper in place the session's edges are 1->2 and 2->1,
-// which are plain counter updates.
+// session. With a keeper in place the session's edges are 1->2 and 2->1,
+// which are plain counter updates. (The process tracker's tracepoint
+// programs need none: they are attached once per boot and shared, see
+// proc_tracker.cpp.)
 //
-// A keeper is a program that returns "allow" (or nothing, for tracepoints),
-// its link pinned under <bpffs>/supervise/. Cgroup keepers are attached to
-// an empty cgroup of their own (<cgroup2 root>/supervise.keepers) that no
-// process ever joins, so they never run. Everything here is best effort: on
-// failure the session only pays the edges itself.
+// A keeper is a program that returns "allow", its link pinned under
+// <bpffs>/supervise/, attached to an empty cgroup of its own
+// (<cgroup2 root>/supervise.keepers) that no process ever joins, so it never
+// runs. Everything here is best effort: on failure the session only pays the
+// edges itself.
 #pragma once
 
 #include <bpf/bpf.h>
 
-#include <initializer_list>
 #include <span>
 #include <string>
 
@@ -30,9 +29,6 @@ namespace sv::tracer {
 // none is mounted, mounts one at /sys/fs/bpf (mode 0700), as systemd does at
 // boot; hosts without systemd (this VM) otherwise start every boot without.
 std::string keeperPinDir();
-
-// One raw tracepoint keeper per named tracepoint.
-void ensureTracepointKeepers(std::initializer_list<const char*> tracepoints);
 
 // One cgroup keeper per attach type (cgroup sock and sock_addr types).
 void ensureCgroupKeepers(std::span<const bpf_attach_type> types);

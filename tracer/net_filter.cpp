@@ -1,8 +1,16 @@
-// NetFilter implementation: skeleton lifetime, allowlist image, ring buffer.
+// NetFilter implementation: the shared load and a session's slot in it
+// (bpf_shared.h), the allowlist image, the ring buffer.
 //
-// Ordering matters for safety: the allowlist is written after load and before
-// any program is attached, so a supervised process never meets a half-filled
-// map; links are dropped before the skeleton so detaching happens first.
+// The programs are loaded once per boot and pinned under
+// <bpffs>/supervise/net-v<ABI>-<object hash>/ with their maps; a session
+// claims a slot, writes its plans at global indexes (slot * SV_NET_MAX_PLANS
+// + plan) and registers its cgroups, then links the shared programs to its
+// cgroup. A session nested in another one (its cgroup already runs the shared
+// programs) loads a private copy instead, so each session's policy applies.
+//
+// Ordering matters for safety: everything a session's programs read is
+// written before its links exist, so a supervised process never meets a
+// half-filled map; at the end the links go before the entries.
 #include "tracer/net_filter.h"
 
 #include <bpf/bpf.h>
@@ -23,13 +31,14 @@
 #include "shared/net_abi.h"
 #include "sv_net.skel.h"
 #include "tracer/bpf_keepers.h"
+#include "tracer/bpf_shared.h"
 #include "tracer/libbpf_log.h"
 
 namespace sv::tracer {
 namespace {
 
-static_assert(sizeof(sv_net_event) == 48, "event ABI");
-static_assert(sizeof(sv_net_unix_event) == 160, "unix event ABI");
+static_assert(sizeof(sv_net_event) == 56, "event ABI");
+static_assert(sizeof(sv_net_unix_event) == 168, "unix event ABI");
 static_assert(kNetOpUnixConnect == SV_NET_OP_UNIX_CONNECT &&
                   kNetOpUnixSendmsg == SV_NET_OP_UNIX_SENDMSG &&
                   kNetReasonUnixPath == SV_NET_REASON_UNIX_PATH &&
@@ -150,12 +159,155 @@ Status collectEntries(const policy::NetworkPlan& plan, std::vector<std::string>&
   return {};
 }
 
+// ---- the shared load ------------------------------------------------------------
+
+// The maps, in pin order.
+enum MapIndex : size_t {
+  kSessions, kCgroupPlans, kPlanModes, kDnsPlans, kDnsServers,
+  kDnsProxies, kUnixRoots, kAllow, kRings, kStats, kMapCount
+};
+// The programs, in pin order; the unix ones exist where the kernel has the
+// hooks (6.7+), so their pins are optional.
+enum ProgIndex : size_t {
+  kSockCreate, kConnect4, kConnect6, kSendmsg4, kSendmsg6, kRecvmsg4, kRecvmsg6,
+  kGetpeername4, kGetpeername6, kConnectUnix, kSendmsgUnix, kProgCount
+};
+constexpr size_t kFirstUnixProg = kConnectUnix;
+constexpr const char* kPins[] = {
+    "sessions", "cgroup_plans", "plan_modes", "dns_plans",    "dns_servers", "dns_proxies",
+    "unix_roots", "allow",      "rings",      "stats",        "sock_create", "connect4",
+    "connect6", "sendmsg4",     "sendmsg6",   "recvmsg4",     "recvmsg6",    "getpeername4",
+    "getpeername6", "connect_unix", "sendmsg_unix"};
+constexpr size_t kMaps = kMapCount;  // where the programs start in kPins
+static_assert(std::size(kPins) == kMaps + kProgCount);
+constexpr size_t kRequiredPins = kMaps + kFirstUnixProg;
+constexpr bpf_attach_type kAttachTypes[kProgCount] = {
+    BPF_CGROUP_INET_SOCK_CREATE, BPF_CGROUP_INET4_CONNECT,  BPF_CGROUP_INET6_CONNECT,
+    BPF_CGROUP_UDP4_SENDMSG,     BPF_CGROUP_UDP6_SENDMSG,   BPF_CGROUP_UDP4_RECVMSG,
+    BPF_CGROUP_UDP6_RECVMSG,     BPF_CGROUP_INET4_GETPEERNAME, BPF_CGROUP_INET6_GETPEERNAME,
+    kAttachUnixConnect,          kAttachUnixSendmsg};
+
+// A load's maps and programs as open fds (from the pins or from the load).
+struct SharedNet {
+  std::vector<UniqueFd> fds;  // kPins order; the unix programs' may be empty
+
+  int map(MapIndex i) const { return fds[i].get(); }
+  int prog(ProgIndex i) const { return fds[kMaps + i].get(); }
+  bool has(ProgIndex i) const { return fds[kMaps + i].get() >= 0; }
+};
+
+std::optional<SharedNet> openShared(const SharedPins& pins) {
+  auto required = pins.open(std::span(kPins, kRequiredPins));
+  if (!required) return std::nullopt;
+  SharedNet net{std::move(*required)};
+  for (size_t i = kRequiredPins; i < std::size(kPins); ++i) {
+    auto unix_prog = pins.open(std::span(kPins + i, 1));
+    net.fds.push_back(unix_prog ? std::move(unix_prog->front()) : UniqueFd());
+  }
+  return net;
+}
+
+// Whether the shared programs already run for processes of `cgroup_fd`:
+// supervise runs inside another session.
+bool runsShared(int cgroup_fd, int connect4_prog) {
+  bpf_prog_info info{};
+  __u32 len = sizeof info;
+  if (bpf_obj_get_info_by_fd(connect4_prog, &info, &len) != 0) return false;
+  __u32 ids[64];
+  __u32 count = std::size(ids);
+  if (bpf_prog_query(cgroup_fd, BPF_CGROUP_INET4_CONNECT, BPF_F_QUERY_EFFECTIVE, nullptr, ids,
+                     &count) != 0)
+    return false;
+  return std::find(ids, ids + count, info.id) != ids + count;
+}
+
+// Loads the programs (libbpf log in `log`); with a pin directory, pins them
+// and their maps there for the boot.
+Result<std::pair<Skeleton, SharedNet>> loadShared(const SharedPins& pins, std::string& log,
+                                                  std::string& unix_detail) {
+  ScopedLibbpfLog log_scope(&log);
+  Skeleton skel(sv_net__open());
+  if (!skel) return Error{ptrError<sv_net>(nullptr), "open BPF object sv_net" + logTail(log)};
+  // Every program finds its session by cgroup.
+  for (auto type : {BPF_PROG_TYPE_CGROUP_SOCK_ADDR, BPF_PROG_TYPE_CGROUP_SOCK}) {
+    if (libbpf_probe_bpf_helper(type, BPF_FUNC_get_current_cgroup_id, nullptr) <= 0)
+      return Error{ENOTSUP, "network: this kernel has no bpf_get_current_cgroup_id in cgroup "
+                            "socket programs"};
+  }
+  auto* ro = skel->rodata;
+  ro->sv_net_ancestor_walk =
+      libbpf_probe_bpf_helper(BPF_PROG_TYPE_CGROUP_SOCK_ADDR,
+                              BPF_FUNC_get_current_ancestor_cgroup_id, nullptr) > 0 &&
+      libbpf_probe_bpf_helper(BPF_PROG_TYPE_CGROUP_SOCK, BPF_FUNC_get_current_ancestor_cgroup_id,
+                              nullptr) > 0;
+  // The helper's availability differs by program type and kernel; the
+  // programs skip the call when told it is missing (pid reported as 0).
+  ro->sv_net_pid_in_sock_addr = libbpf_probe_bpf_helper(BPF_PROG_TYPE_CGROUP_SOCK_ADDR,
+                                                        BPF_FUNC_get_current_pid_tgid, nullptr) > 0;
+  ro->sv_net_pid_in_sock = libbpf_probe_bpf_helper(BPF_PROG_TYPE_CGROUP_SOCK,
+                                                   BPF_FUNC_get_current_pid_tgid, nullptr) > 0;
+  const bool unix_hooks = probeCgroupUnixHooks(&unix_detail);
+  bpf_program__set_autoload(skel->progs.connect_unix, unix_hooks);
+  bpf_program__set_autoload(skel->progs.sendmsg_unix, unix_hooks);
+  bpf_program__set_expected_attach_type(skel->progs.connect_unix, kAttachUnixConnect);
+  bpf_program__set_expected_attach_type(skel->progs.sendmsg_unix, kAttachUnixSendmsg);
+  if (int err = sv_net__load(skel.get()); err != 0)
+    return Error{-err, "load BPF programs sv_net" + logTail(log)};
+
+  bpf_map* maps[kMapCount] = {skel->maps.sv_net_sessions,    skel->maps.sv_net_cgroup_plans,
+                              skel->maps.sv_net_plan_modes,  skel->maps.sv_net_dns_plans,
+                              skel->maps.sv_net_dns_servers, skel->maps.sv_net_dns_proxies,
+                              skel->maps.sv_net_unix_roots,  skel->maps.sv_net_allow,
+                              skel->maps.sv_net_rings,       skel->maps.sv_net_stats};
+  bpf_program* progs[kProgCount] = {
+      skel->progs.sock_create,  skel->progs.connect4,     skel->progs.connect6,
+      skel->progs.sendmsg4,     skel->progs.sendmsg6,     skel->progs.recvmsg4,
+      skel->progs.recvmsg6,     skel->progs.getpeername4, skel->progs.getpeername6,
+      skel->progs.connect_unix, skel->progs.sendmsg_unix};
+  SharedNet net;
+  std::vector<int> pin_fds;
+  for (bpf_map* m : maps) pin_fds.push_back(bpf_map__fd(m));
+  for (size_t i = 0; i < kProgCount; ++i)
+    pin_fds.push_back(i >= kFirstUnixProg && !unix_hooks ? -1 : bpf_program__fd(progs[i]));
+  for (int fd : pin_fds) net.fds.emplace_back(fd < 0 ? -1 : ::fcntl(fd, F_DUPFD_CLOEXEC, 3));
+  if (pins.pinned())
+    SV_TRY(pins.pin(std::span(pin_fds.data(), unix_hooks ? pin_fds.size() : kRequiredPins),
+                    kPins));
+  return std::make_pair(std::move(skel), std::move(net));
+}
+
+// Deletes every key of `map_fd` for which `stale(key, value)` holds.
+template <typename Key, typename Value, typename Pred>
+void purge(int map_fd, Pred stale) {
+  Key key{}, next{};
+  Value value{};
+  std::vector<Key> gone;
+  const void* prev = nullptr;
+  while (bpf_map_get_next_key(map_fd, prev, &next) == 0) {
+    if (bpf_map_lookup_elem(map_fd, &next, &value) == 0 && stale(next, value))
+      gone.push_back(next);
+    key = next;
+    prev = &key;
+  }
+  for (const auto& k : gone) (void)bpf_map_delete_elem(map_fd, &k);
+}
+
 }  // namespace
 
 struct NetFilter::State {
-  Skeleton skel;
+  std::optional<SharedPins> pins;  // the shared load's, or none (a private load)
+  Skeleton skel;                   // when this process loaded the programs
+  SharedNet net;
+  uint32_t slot = 0;
+  uint64_t cgroup_id = 0;  // the session cgroup's
+  bool claimed = false;
+  UniqueFd ring_fd;  // this slot's ring buffer
   Ring ring;
-  std::vector<Link> links;  // declared last: destroyed (detached) first
+  std::vector<UniqueFd> links;  // this session's links to its cgroup
+  // What this session wrote beyond its plans, removed at release.
+  std::vector<uint64_t> cgroup_keys;
+  std::vector<sv_net_dns_key> dns_server_keys, dns_proxy_keys;
+  std::vector<sv_net_unix_key> unix_keys;
   std::vector<std::string> rule_ids;
   std::map<std::string, uint32_t> rule_index_of;  // rule_ids' reverse
   // Per plan (index 0 base, then the profiles by name): the entries as
@@ -164,50 +316,124 @@ struct NetFilter::State {
   std::vector<policy::NetworkMode> modes;
   std::vector<std::string> plan_profiles;
   std::vector<bool> dns_plans;  // the plan has domain entries: its DNS goes through the proxy
-  uint32_t port_ranges_max = 1;  // the programs' loop bound, see net_maps.h
   std::string log;
   bool unix_paths = false;
+  bool dns_proxy = false;  // the recvmsg/getpeername programs are attached
   std::string unix_detail;
   const std::function<void(const NetEvent&)>* on_event = nullptr;
   std::exception_ptr pending;
 
-  // The folded value of `key`, refused when it holds more ranges than the
-  // loaded programs look at.
-  Result<sv_net_allow_value> folded(uint32_t plan, const EntryKey& key) const {
-    auto value = foldedValue(entries[plan], key);
-    if (value.ok() && value->count > port_ranges_max) {
-      return Error{E2BIG, "network allowlist: an address block would need " +
-                              std::to_string(value->count) + " port ranges; the programs were " +
-                              "loaded for " + std::to_string(port_ranges_max)};
+  ~State() {
+    links.clear();  // detach first: nothing runs on half-removed entries
+    ring.reset();
+    release();
+  }
+
+  // The index of a plan in the shared maps.
+  uint32_t globalPlan(uint32_t plan) const { return slot * SV_NET_MAX_PLANS + plan; }
+
+  // Takes the first free slot (or one whose supervisor is gone, after
+  // removing what it left) with `flags`. Called with the lock held.
+  Status claim(int cgroup_fd, uint32_t flags) {
+    struct stat st;
+    if (::fstat(cgroup_fd, &st) != 0) return errnoError("fstat the session cgroup");
+    cgroup_id = st.st_ino;  // a cgroup2 directory's inode number is the cgroup id
+    sv_net_session entry{};
+    for (slot = 0; slot < SV_NET_MAX_SESSIONS; ++slot) {
+      if (bpf_map_lookup_elem(net.map(kSessions), &slot, &entry) != 0)
+        return errnoError("sv_net_sessions: read");
+      if (entry.cgroup_id == 0 || !claimOwnerAlive(entry.owner_pid, entry.owner_start)) break;
     }
-    return value;
+    if (slot == SV_NET_MAX_SESSIONS)
+      return Error{EBUSY, "network: " + std::to_string(SV_NET_MAX_SESSIONS) +
+                              " sessions already run on this host"};
+    if (entry.cgroup_id != 0) purgeSlot();  // a supervisor killed with SIGKILL
+    const sv_net_session cleared{};
+    if (bpf_map_update_elem(net.map(kSessions), &slot, &cleared, BPF_ANY) != 0)
+      return errnoError("sv_net_sessions: clear");
+    claimed = true;  // from here on, release() undoes what follows
+    SV_TRY(zeroPerCpu(net.map(kStats), slot * SV_NET_STAT_MAX, SV_NET_STAT_MAX));
+    auto ring_made = slotRingBuffer(net.map(kRings), slot, SV_NET_RING_BYTES, "sv_net_ring");
+    if (!ring_made) return ring_made.error();
+    ring_fd = std::move(*ring_made);
+    entry = {};
+    entry.cgroup_id = cgroup_id;
+    entry.flags = flags;
+    entry.owner_pid = static_cast<uint32_t>(::getpid());
+    entry.owner_start = processStartTime(::getpid());
+    if (bpf_map_update_elem(net.map(kSessions), &slot, &entry, BPF_ANY) != 0)
+      return errnoError("sv_net_sessions: claim");
+    return {};
+  }
+
+  // Every entry of the slot, whoever wrote it.
+  void purgeSlot() {
+    const uint32_t first = globalPlan(0), end = globalPlan(SV_NET_MAX_PLANS);
+    purge<uint64_t, sv_net_cgroup_plan>(net.map(kCgroupPlans), [&](auto&, auto& v) {
+      return v.slot == slot;
+    });
+    purge<sv_net_lpm_key, sv_net_allow_value>(net.map(kAllow), [&](auto& k, auto&) {
+      return k.plan >= first && k.plan < end;
+    });
+    purge<sv_net_dns_key, sv_net_dns_target>(net.map(kDnsServers), [&](auto& k, auto&) {
+      return k.slot == slot;
+    });
+    purge<sv_net_dns_key, sv_net_dns_key>(net.map(kDnsProxies), [&](auto&, auto& v) {
+      return v.slot == slot;
+    });
+    purge<sv_net_unix_key, uint32_t>(net.map(kUnixRoots), [&](auto& k, auto&) {
+      return k.slot == slot;
+    });
+  }
+
+  // Removes what this session wrote and frees the slot.
+  void release() noexcept {
+    if (!claimed || !pins) return;
+    claimed = false;
+    SharedPins::Lock locked(*pins);
+    const sv_net_session cleared{};
+    (void)bpf_map_update_elem(net.map(kSessions), &slot, &cleared, BPF_ANY);
+    for (uint64_t id : cgroup_keys) (void)bpf_map_delete_elem(net.map(kCgroupPlans), &id);
+    for (uint32_t plan = 0; plan < entries.size(); ++plan) {
+      for (const auto& [key, ranges] : entries[plan]) {
+        sv_net_lpm_key lpm = lpmKey(globalPlan(plan), key);
+        (void)bpf_map_delete_elem(net.map(kAllow), &lpm);
+      }
+    }
+    for (const auto& k : dns_server_keys) (void)bpf_map_delete_elem(net.map(kDnsServers), &k);
+    for (const auto& k : dns_proxy_keys) (void)bpf_map_delete_elem(net.map(kDnsProxies), &k);
+    for (const auto& k : unix_keys) (void)bpf_map_delete_elem(net.map(kUnixRoots), &k);
+  }
+
+  // The folded value of `key`.
+  Result<sv_net_allow_value> folded(uint32_t plan, const EntryKey& key) const {
+    return foldedValue(entries[plan], key);
   }
 
   // Writes `key` and every more specific entry under it (their folded value
   // may include key's ranges now).
   Status writeAffected(uint32_t plan, const EntryKey& key) {
-    int fd = bpf_map__fd(skel->maps.sv_net_allow);
     for (const auto& [k, ranges] : entries[plan]) {
       if (k.second < key.second || !prefixContains(key.first, key.second, k.first)) continue;
       auto value = folded(plan, k);
       if (!value.ok()) return value.error();
-      sv_net_lpm_key lpm = lpmKey(plan, k);
-      if (bpf_map_update_elem(fd, &lpm, &*value, BPF_ANY) != 0)
+      sv_net_lpm_key lpm = lpmKey(globalPlan(plan), k);
+      if (bpf_map_update_elem(net.map(kAllow), &lpm, &*value, BPF_ANY) != 0)
         return errnoError("bpf_map_update_elem sv_net_allow");
     }
     return {};
   }
 
-  static sv_net_lpm_key lpmKey(uint32_t plan, const EntryKey& k) {
+  static sv_net_lpm_key lpmKey(uint32_t global_plan, const EntryKey& k) {
     sv_net_lpm_key lpm{};
     lpm.prefixlen = static_cast<uint32_t>(SV_NET_PLAN_BITS + k.second);
-    lpm.plan = plan;
+    lpm.plan = global_plan;
     std::memcpy(lpm.addr, k.first.data(), 16);
     return lpm;
   }
 
   // Adds one plan: its entries (checked: a bad plan fails before the kernel
-  // is touched) and the loop bound its folded values need.
+  // is touched).
   Status addPlan(const std::string& profile, const policy::NetworkPlan& plan) {
     if (modes.size() >= SV_NET_MAX_PLANS)
       return Error{E2BIG, "network: more than " + std::to_string(SV_NET_MAX_PLANS - 1) +
@@ -216,28 +442,31 @@ struct NetFilter::State {
     modes.push_back(plan.mode);
     plan_profiles.push_back(profile);
     dns_plans.push_back(!plan.hosts.empty());
-    SV_TRY(collectEntries(plan, rule_ids, rule_index_of, mine));
-    for (const auto& entry : mine) {
-      auto value = foldedValue(mine, entry.first);
-      if (!value.ok()) return value.error();
-      port_ranges_max = std::max(port_ranges_max, value->count);
-    }
-    return {};
+    return collectEntries(plan, rule_ids, rule_index_of, mine);
   }
 
   // Every plan's mode, DNS redirection and allowlist, before attach.
   Status writePlans() {
     for (uint32_t plan = 0; plan < modes.size(); ++plan) {
+      const uint32_t global = globalPlan(plan);
       uint32_t mode = static_cast<uint32_t>(modes[plan]);
-      if (bpf_map_update_elem(bpf_map__fd(skel->maps.sv_net_plan_modes), &plan, &mode,
-                              BPF_ANY) != 0)
+      if (bpf_map_update_elem(net.map(kPlanModes), &global, &mode, BPF_ANY) != 0)
         return errnoError("bpf_map_update_elem sv_net_plan_modes");
       uint32_t dns = dns_plans[plan] ? 1 : 0;
-      if (dns && bpf_map_update_elem(bpf_map__fd(skel->maps.sv_net_dns_plans), &plan, &dns,
-                                     BPF_ANY) != 0)
+      if (bpf_map_update_elem(net.map(kDnsPlans), &global, &dns, BPF_ANY) != 0)
         return errnoError("bpf_map_update_elem sv_net_dns_plans");
       for (const auto& [key, ranges] : entries[plan]) SV_TRY(writeAffected(plan, key));
     }
+    return {};
+  }
+
+  // Processes of `cgroup` are judged by `plan` of this session.
+  Status bind(uint64_t cgroup, uint32_t plan) {
+    const sv_net_cgroup_plan value{slot, plan};
+    if (bpf_map_update_elem(net.map(kCgroupPlans), &cgroup, &value, BPF_ANY) != 0)
+      return errnoError("bpf_map_update_elem sv_net_cgroup_plans");
+    if (std::find(cgroup_keys.begin(), cgroup_keys.end(), cgroup) == cgroup_keys.end())
+      cgroup_keys.push_back(cgroup);
     return {};
   }
 
@@ -268,8 +497,8 @@ struct NetFilter::State {
     ranges.erase(std::remove(ranges.begin(), ranges.end(), r), ranges.end());
     if (!ranges.empty()) return writeAffected(plan, key);
     mine.erase(it);
-    sv_net_lpm_key lpm = lpmKey(plan, key);
-    if (bpf_map_delete_elem(bpf_map__fd(skel->maps.sv_net_allow), &lpm) != 0 && errno != ENOENT)
+    sv_net_lpm_key lpm = lpmKey(globalPlan(plan), key);
+    if (bpf_map_delete_elem(net.map(kAllow), &lpm) != 0 && errno != ENOENT)
       return errnoError("bpf_map_delete_elem sv_net_allow");
     return {};
   }
@@ -283,19 +512,28 @@ struct NetFilter::State {
 
   // The writable roots, each as "path/" in the unix-path trie.
   Status writeUnixRoots(const std::vector<policy::NetUnixRoot>& roots) {
-    int fd = bpf_map__fd(skel->maps.sv_net_unix_roots);
     for (const auto& root : roots) {
       std::string prefix = root.path;
       if (prefix.empty() || prefix[0] != '/') continue;
       if (prefix.back() != '/') prefix += '/';
       if (prefix.size() > SV_NET_UNIX_PATH_MAX) continue;  // no socket path can be under it
       sv_net_unix_key key{};
-      key.prefixlen = static_cast<uint32_t>(prefix.size() * 8);
+      key.prefixlen = static_cast<uint32_t>(32 + prefix.size() * 8);
+      key.slot = slot;
       std::memcpy(key.path, prefix.data(), prefix.size());
       uint32_t index = ruleIndex(root.rule_id);
-      if (bpf_map_update_elem(fd, &key, &index, BPF_ANY) != 0)
+      if (bpf_map_update_elem(net.map(kUnixRoots), &key, &index, BPF_ANY) != 0)
         return errnoError("bpf_map_update_elem sv_net_unix_roots " + root.path);
+      unix_keys.push_back(key);
     }
+    return {};
+  }
+
+  // Links program `i` to the session cgroup.
+  Status attach(ProgIndex i, int cgroup_fd) {
+    UniqueFd link(bpf_link_create(net.prog(i), cgroup_fd, kAttachTypes[i], nullptr));
+    if (!link) return errnoError(std::string("attach ") + kPins[kMaps + i] + " to cgroup");
+    links.push_back(std::move(link));
     return {};
   }
 
@@ -305,6 +543,7 @@ struct NetFilter::State {
     sv_net_event raw;
     std::memcpy(&raw, data, sizeof(raw));
     if (raw.abi_version != SV_NET_ABI_VERSION) return 0;  // cannot be from our object
+    if (raw.session != self->cgroup_id) return 0;           // the slot's previous session
     NetEvent ev;
     ev.decision = raw.decision;
     ev.rule_index = raw.rule_index;
@@ -362,75 +601,62 @@ Result<NetFilter> NetFilter::load(const policy::NetworkPlan& plan,
   // Allowlist images first: a bad plan fails before touching the kernel.
   SV_TRY(s->addPlan("", plan));
   for (const auto& [name, profile_plan] : profiles) SV_TRY(s->addPlan(name, profile_plan));
-  s->port_ranges_max = std::max(s->port_ranges_max, options.port_ranges_reserve);
 
-  ScopedLibbpfLog log_scope(&s->log);
-  s->skel.reset(sv_net__open());
-  if (!s->skel) return Error{ptrError<sv_net>(nullptr), "open BPF object sv_net" + logTail(s->log)};
-
-  auto* ro = s->skel->rodata;
-  if (!profiles.empty()) {
-    // A profile's processes are told apart by their cgroup.
-    for (auto type : {BPF_PROG_TYPE_CGROUP_SOCK_ADDR, BPF_PROG_TYPE_CGROUP_SOCK}) {
-      if (libbpf_probe_bpf_helper(type, BPF_FUNC_get_current_cgroup_id, nullptr) <= 0)
-        return Error{ENOTSUP, "per-profile network rules: this kernel has no "
-                              "bpf_get_current_cgroup_id in cgroup socket programs"};
+  size_t size = 0;
+  const void* elf = sv_net__elf_bytes(&size);
+  s->pins.emplace(sharedPinName("net", SV_NET_ABI_VERSION, elf, size));
+  const uint32_t flags = (options.deny_events_only ? SV_NET_SESSION_DENY_EVENTS_ONLY : 0) |
+                         (options.report_connects ? SV_NET_SESSION_REPORT_CONNECTS : 0) |
+                         (options.audit_only ? SV_NET_SESSION_AUDIT_ONLY : 0) |
+                         (options.allow_raw_sockets ? SV_NET_SESSION_ALLOW_RAW : 0) |
+                         (options.dns_proxy ? SV_NET_SESSION_DNS_PROXY : 0);
+  {
+    SharedPins::Lock locked(*s->pins);
+    const SharedPins none;  // a private load's: nothing pinned
+    const SharedPins* load_pins = &*s->pins;
+    std::optional<SharedNet> shared = openShared(*s->pins);
+    if (shared && runsShared(cgroup_fd, shared->prog(kConnect4))) {
+      // Nested in another session: the outer one's programs judge us by its
+      // plan; ours must judge by ours, so they are a private copy.
+      shared.reset();
+      load_pins = &none;
     }
-    ro->sv_net_per_profile = 1;
+    if (shared) {
+      s->net = std::move(*shared);
+      s->unix_detail = s->net.has(kConnectUnix)
+                           ? "ok"
+                           : "the kernel refused cgroup/connect_unix when the programs were "
+                             "loaded (needs kernel 6.7+)";
+    } else {
+      load_pins->remove(kPins);  // what a load that failed half way left
+      auto loaded = loadShared(*load_pins, s->log, s->unix_detail);
+      if (!loaded) {
+        load_pins->remove(kPins);
+        return loaded.error();
+      }
+      s->skel = std::move(loaded->first);
+      s->net = std::move(loaded->second);
+    }
+    s->unix_paths = options.unix_paths && s->net.has(kConnectUnix);
+    if (!options.unix_paths) s->unix_detail = "not requested";
+
+    SV_TRY(s->claim(cgroup_fd, flags));
+    SV_TRY(s->writePlans());
+    if (s->unix_paths) SV_TRY(s->writeUnixRoots(plan.unix_roots));
+    SV_TRY(s->bind(s->cgroup_id, SV_NET_PLAN_BASE));
   }
-  ro->sv_net_deny_events_only = options.deny_events_only ? 1 : 0;
-  ro->sv_net_report_connects = options.report_connects ? 1 : 0;
-  ro->sv_net_allow_raw = options.allow_raw_sockets ? 1 : 0;
-  ro->sv_net_audit_only = options.audit_only ? 1 : 0;
-  ro->sv_net_port_ranges_max = s->port_ranges_max;
-  ro->sv_net_dns_proxy = options.dns_proxy ? 1 : 0;
-  // Four programs more (verifier and attach time) only when there is a
-  // resolver to stand in for.
-  bpf_program* dns_progs[] = {s->skel->progs.recvmsg4, s->skel->progs.recvmsg6,
-                              s->skel->progs.getpeername4, s->skel->progs.getpeername6};
-  for (bpf_program* prog : dns_progs) bpf_program__set_autoload(prog, options.dns_proxy);
-  s->unix_paths = options.unix_paths && probeCgroupUnixHooks(&s->unix_detail);
-  if (!options.unix_paths) s->unix_detail = "not requested";
-  ro->sv_net_unix_paths = s->unix_paths ? 1 : 0;
-  bpf_program__set_autoload(s->skel->progs.connect_unix, s->unix_paths);
-  bpf_program__set_autoload(s->skel->progs.sendmsg_unix, s->unix_paths);
-  bpf_program__set_expected_attach_type(s->skel->progs.connect_unix, kAttachUnixConnect);
-  bpf_program__set_expected_attach_type(s->skel->progs.sendmsg_unix, kAttachUnixSendmsg);
-  // The helper's availability differs by program type and kernel; the
-  // programs skip the call when told it is missing (pid reported as 0).
-  ro->sv_net_pid_in_sock_addr = libbpf_probe_bpf_helper(BPF_PROG_TYPE_CGROUP_SOCK_ADDR,
-                                                        BPF_FUNC_get_current_pid_tgid, nullptr) > 0;
-  ro->sv_net_pid_in_sock = libbpf_probe_bpf_helper(BPF_PROG_TYPE_CGROUP_SOCK,
-                                                   BPF_FUNC_get_current_pid_tgid, nullptr) > 0;
 
-  if (int err = sv_net__load(s->skel.get()); err != 0)
-    return Error{-err, "load BPF programs sv_net" + logTail(s->log)};
-
-  SV_TRY(s->writePlans());
-  if (s->unix_paths) SV_TRY(s->writeUnixRoots(plan.unix_roots));
-
-  std::vector<bpf_program*> progs = {s->skel->progs.sock_create, s->skel->progs.connect4,
-                                     s->skel->progs.connect6, s->skel->progs.sendmsg4,
-                                     s->skel->progs.sendmsg6};
-  if (options.dns_proxy) progs.insert(progs.end(), std::begin(dns_progs), std::end(dns_progs));
-  if (s->unix_paths) progs.insert(progs.end(), {s->skel->progs.connect_unix, s->skel->progs.sendmsg_unix});
+  s->dns_proxy = options.dns_proxy;
+  std::vector<ProgIndex> progs = {kSockCreate, kConnect4, kConnect6, kSendmsg4, kSendmsg6};
+  if (options.dns_proxy) progs.insert(progs.end(), {kRecvmsg4, kRecvmsg6, kGetpeername4, kGetpeername6});
+  if (s->unix_paths) progs.insert(progs.end(), {kConnectUnix, kSendmsgUnix});
   std::vector<bpf_attach_type> types;
-  for (bpf_program* prog : progs) types.push_back(bpf_program__expected_attach_type(prog));
+  for (ProgIndex i : progs) types.push_back(kAttachTypes[i]);
   ensureCgroupKeepers(types);  // so our attach and detach flip no static key
-  for (bpf_program* prog : progs) {
-    errno = 0;
-    Link link(bpf_program__attach_cgroup(prog, cgroup_fd));
-    if (!link) {
-      int err = ptrError<bpf_link>(nullptr);
-      return Error{
-          err, std::string("attach ") + bpf_program__name(prog) + " to cgroup" + logTail(s->log)};
-    }
-    s->links.push_back(std::move(link));
-  }
+  for (ProgIndex i : progs) SV_TRY(s->attach(i, cgroup_fd));
 
   errno = 0;
-  s->ring.reset(ring_buffer__new(bpf_map__fd(s->skel->maps.sv_net_events), &State::onSample,
-                                 s.get(), nullptr));
+  s->ring.reset(ring_buffer__new(s->ring_fd.get(), &State::onSample, s.get(), nullptr));
   if (!s->ring) return Error{ptrError<ring_buffer>(nullptr), "ring_buffer__new sv_net_events"};
   return NetFilter(std::move(s));
 }
@@ -479,11 +705,7 @@ Status NetFilter::bindCgroup(uint64_t cgroup_id, const std::string& profile) {
   if (profile.empty()) return Error{EINVAL, "network: no plan for profile ''"};
   auto found = planIndex(profile);
   if (!found) return found.error();
-  uint32_t plan = *found;
-  if (bpf_map_update_elem(bpf_map__fd(s_->skel->maps.sv_net_cgroup_plans), &cgroup_id, &plan,
-                          BPF_ANY) != 0)
-    return errnoError("bpf_map_update_elem sv_net_cgroup_plans");
-  return {};
+  return s_->bind(cgroup_id, *found);
 }
 
 bool NetFilter::hasPlan(const std::string& profile) const {
@@ -497,7 +719,7 @@ const std::string& NetFilter::planProfile(uint8_t plan) const {
 
 Status NetFilter::redirectDns(const policy::Ip6& resolver, uint16_t port, const policy::Ip6& proxy,
                               uint16_t proxy_port, uint32_t rule_index) {
-  if (!bpf_program__autoload(s_->skel->progs.recvmsg4))
+  if (!s_->dns_proxy)
     return Error{EINVAL, "redirectDns: loaded without NetFilterOptions::dns_proxy"};
   const bool v4 = isV4Mapped(resolver);
   if (v4 != isV4Mapped(proxy))
@@ -505,6 +727,7 @@ Status NetFilter::redirectDns(const policy::Ip6& resolver, uint16_t port, const 
   sv_net_dns_key up{}, px{};
   std::memcpy(up.addr, resolver.data(), 16);
   up.port = port;
+  up.slot = static_cast<uint16_t>(s_->slot);
   std::memcpy(px.addr, proxy.data(), 16);
   px.port = proxy_port;
   sv_net_dns_target target{};
@@ -512,27 +735,21 @@ Status NetFilter::redirectDns(const policy::Ip6& resolver, uint16_t port, const 
   target.port = proxy_port;
   target.rule_index = rule_index;
   // Reverse mapping first: a reply must never reach the tree unrewritten.
-  if (bpf_map_update_elem(bpf_map__fd(s_->skel->maps.sv_net_dns_proxies), &px, &up, BPF_ANY) != 0)
+  if (bpf_map_update_elem(s_->net.map(kDnsProxies), &px, &up, BPF_ANY) != 0)
     return errnoError("bpf_map_update_elem sv_net_dns_proxies");
-  if (bpf_map_update_elem(bpf_map__fd(s_->skel->maps.sv_net_dns_servers), &up, &target,
-                          BPF_ANY) != 0)
+  s_->dns_proxy_keys.push_back(px);
+  if (bpf_map_update_elem(s_->net.map(kDnsServers), &up, &target, BPF_ANY) != 0)
     return errnoError("bpf_map_update_elem sv_net_dns_servers");
+  s_->dns_server_keys.push_back(up);
   return {};
 }
 
 uint64_t NetFilter::droppedEvents() const {
-  int ncpu = libbpf_num_possible_cpus();
-  if (ncpu <= 0) return 0;
-  std::vector<uint64_t> per_cpu(static_cast<size_t>(ncpu));
-  uint32_t key = SV_NET_STAT_EVENTS_DROPPED;
-  if (bpf_map_lookup_elem(bpf_map__fd(s_->skel->maps.sv_net_stats), &key, per_cpu.data()) != 0)
-    return 0;
-  uint64_t total = 0;
-  for (uint64_t v : per_cpu) total += v;
-  return total;
+  return sumPerCpu(s_->net.map(kStats), s_->slot * SV_NET_STAT_MAX + SV_NET_STAT_EVENTS_DROPPED);
 }
 
 const std::string& NetFilter::libbpfLog() const { return s_->log; }
+uint32_t NetFilter::slot() const { return s_->slot; }
 
 bool NetFilter::unixPathsEnforced() const { return s_->unix_paths; }
 const std::string& NetFilter::unixPathsDetail() const { return s_->unix_detail; }

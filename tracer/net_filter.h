@@ -1,11 +1,13 @@
 // NetFilter: the in-kernel network policy of one session (cgroup socket hooks).
 //
-// Loads bpf/progs/net.bpf.c through its skeleton, fills the allowlist LPM trie
-// from a compiled policy::NetworkPlan, attaches connect4/6, sendmsg4/6 and
-// sock_create to the session's cgroup, and hands every decision the programs
-// report to the caller as a NetEvent. The kernel enforces on its own; the
-// events are for the audit trail. Destroying the NetFilter detaches the
-// programs (the links are owned here, never pinned).
+// Uses bpf/progs/net.bpf.c, loaded once per boot and shared by the host's
+// sessions (net_filter.cpp, bpf_shared.h): claims a session slot, fills the
+// allowlist LPM trie from a compiled policy::NetworkPlan, links connect4/6,
+// sendmsg4/6 and sock_create to the session's cgroup, and hands every
+// decision the programs report to the caller as a NetEvent. The kernel
+// enforces on its own; the events are for the audit trail. Destroying the
+// NetFilter detaches its links (owned here, never pinned) and removes the
+// session's entries.
 #pragma once
 
 #include <sys/types.h>
@@ -59,10 +61,7 @@ struct NetFilterOptions {
   bool report_connects = false;    // ...and every connect all the same (audit.level deny)
   bool allow_raw_sockets = false;  // SOCK_RAW and ICMP ping sockets
   bool audit_only = false;         // report would-deny decisions, enforce nothing
-  // Port ranges per address block the programs must handle beyond what the
-  // plan needs (for later allow() calls). Each one costs verifier time at load.
-  uint32_t port_ranges_reserve = 0;
-  // Domain entries: load recvmsg4/6 and getpeername4/6 too and let
+  // Domain entries: attach recvmsg4/6 and getpeername4/6 too and let
   // redirectDns() send the tree's UDP to resolvers through a proxy.
   bool dns_proxy = false;
   // Judge connect/sendmsg to pathname unix sockets against plan.unix_roots
@@ -107,8 +106,7 @@ class NetFilter {
   // for the base or another profile. Takes effect for the next connect;
   // updates are per entry, so the programs never see a half-written value.
   // EINVAL for an unknown plan or a plan in mode none; E2BIG when an address
-  // block would need more port ranges than the programs were loaded for
-  // (NetFilterOptions::port_ranges_reserve).
+  // block would need more than SV_NET_MAX_PORT_RANGES (16) port ranges.
   Status allow(uint32_t plan, const policy::Ip6& ip, uint16_t port_lo, uint16_t port_hi,
                uint32_t rule_index);
   // Withdraws what allow() added to `plan` (a DNS answer's TTL ran out).
@@ -146,6 +144,8 @@ class NetFilter {
   uint64_t droppedEvents() const;
   // libbpf warnings printed while loading (kept out of stderr).
   const std::string& libbpfLog() const;
+  // This session's slot in the load the host's sessions share.
+  uint32_t slot() const;
 
  private:
   struct State;

@@ -10,8 +10,9 @@
 // be pinned to the file, not to the path (docs/enforcement.md "exec").
 //
 // The programs read kernel structs at offsets found by findKernelLayout()
-// (kernel_layout.h), cached in bpffs for the boot.
-// Destroying the tracker detaches the programs.
+// (kernel_layout.h), cached in bpffs for the boot. They are loaded once per
+// boot and shared by every session (pinned under <bpffs>/supervise/): a
+// tracker claims a session slot, and destroying it releases the slot.
 #pragma once
 
 #include <sys/types.h>
@@ -87,6 +88,11 @@ class ProcTracker {
   uint64_t droppedEvents() const;
   uint64_t kills() const;
   bool recheck() const;
+
+  // The load is shared by the host's sessions (proc_tracker.cpp): this
+  // session's slot in it, and the id of the exec program that serves it.
+  uint32_t slot() const;
+  uint32_t execProgramId() const;
 
  private:
   struct State;

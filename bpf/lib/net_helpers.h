@@ -6,6 +6,9 @@
  */
 #pragma once
 
+/* Cgroup levels the ancestor walk looks at (sv_net_whoami). */
+#define SV_NET_MAX_CGROUP_DEPTH 16
+
 /* Not in vmlinux.h (they are #defines in the uapi headers). */
 #define SV_AF_INET 2
 #define SV_AF_INET6 10
@@ -21,21 +24,54 @@ struct sv_net_verdict {
 	__u8 decision;
 	__u8 reason;
 	__u8 flags;
-	__u8 plan;
+	__u8 plan; /* the session's own plan index, as events report it */
 };
 
-/* The plan of the calling process: the one its cgroup is mapped to (a
- * profile-<name> cgroup), else the base plan. */
-static __always_inline __u32 sv_net_current_plan(void)
-{
-	__u64 cgroup;
-	__u32 *plan;
+/* The calling process's session: its slot, settings and plan. */
+struct sv_net_who {
+	__u32 slot;
+	__u32 flags;  /* SV_NET_SESSION_* */
+	__u32 plan;   /* global plan index (slot * SV_NET_MAX_PLANS + own plan) */
+	__u64 session; /* the session cgroup's id, for the events */
+};
 
-	if (!sv_net_per_profile)
-		return SV_NET_PLAN_BASE;
-	cgroup = bpf_get_current_cgroup_id();
-	plan = bpf_map_lookup_elem(&sv_net_cgroup_plans, &cgroup);
-	return plan ? *plan : SV_NET_PLAN_BASE;
+/* Finds the caller's session: the entry of its cgroup, else (a cgroup
+ * below a registered one, e.g. a nested session's) of its nearest
+ * registered ancestor. false: no session, and the caller refuses. */
+static __always_inline bool sv_net_whoami(struct sv_net_who *who)
+{
+	struct sv_net_cgroup_plan *entry, *found;
+	struct sv_net_session *s;
+	__u64 cgroup = bpf_get_current_cgroup_id();
+	__u64 id;
+	__u32 slot;
+	int level;
+
+	found = bpf_map_lookup_elem(&sv_net_cgroup_plans, &cgroup);
+	if (!found && sv_net_ancestor_walk) {
+		/* From the root down: the deepest registered ancestor wins. */
+		for (level = 0; level < SV_NET_MAX_CGROUP_DEPTH; level++) {
+			id = bpf_get_current_ancestor_cgroup_id(level);
+			if (!id)
+				break;
+			entry = bpf_map_lookup_elem(&sv_net_cgroup_plans, &id);
+			if (entry)
+				found = entry;
+		}
+	}
+	if (!found)
+		return false;
+	slot = found->slot;
+	if (slot >= SV_NET_MAX_SESSIONS || found->plan >= SV_NET_MAX_PLANS)
+		return false;
+	s = bpf_map_lookup_elem(&sv_net_sessions, &slot);
+	if (!s || !s->cgroup_id)
+		return false;
+	who->slot = slot;
+	who->flags = s->flags;
+	who->plan = slot * SV_NET_MAX_PLANS + found->plan;
+	who->session = s->cgroup_id;
+	return true;
 }
 
 static __always_inline __u32 sv_net_plan_mode(__u32 plan)
@@ -101,7 +137,7 @@ static __always_inline void sv_net_judge(const struct sv_net_lpm_key *key, __u16
 
 	v->rule_index = SV_NET_RULE_NONE;
 	v->flags = 0;
-	v->plan = key->plan;
+	v->plan = key->plan % SV_NET_MAX_PLANS;
 	if (mode == SV_NET_MODE_ALL) {
 		v->decision = SV_NET_ALLOW;
 		v->reason = SV_NET_REASON_MODE_ALL;
@@ -121,10 +157,9 @@ static __always_inline void sv_net_judge(const struct sv_net_lpm_key *key, __u16
 	val = bpf_map_lookup_elem(&sv_net_allow, &lookup);
 	if (!val)
 		return;
-	/* Bounded by constants: the verifier on 6.1+ walks it without help, and
-	 * stops after sv_net_port_ranges_max (frozen rodata) iterations. */
+	/* Bounded by a constant: verified once per boot (the load is shared). */
 	for (i = 0; i < SV_NET_MAX_PORT_RANGES; i++) {
-		if (i >= sv_net_port_ranges_max || i >= val->count)
+		if (i >= val->count)
 			break;
 		if (port >= val->ranges[i].lo && port <= val->ranges[i].hi) {
 			v->decision = SV_NET_ALLOW;
@@ -136,14 +171,16 @@ static __always_inline void sv_net_judge(const struct sv_net_lpm_key *key, __u16
 }
 
 /* The program's return value: 1 lets the syscall proceed, 0 fails it with EPERM. */
-static __always_inline int sv_net_verdict_ret(const struct sv_net_verdict *v)
+static __always_inline int sv_net_verdict_ret(const struct sv_net_who *who,
+					      const struct sv_net_verdict *v)
 {
-	return (v->decision == SV_NET_ALLOW || sv_net_audit_only) ? 1 : 0;
+	return (v->decision == SV_NET_ALLOW || (who->flags & SV_NET_SESSION_AUDIT_ONLY)) ? 1 : 0;
 }
 
-static __always_inline void sv_net_count(__u32 stat)
+static __always_inline void sv_net_count(__u32 slot, __u32 stat)
 {
-	__u64 *c = bpf_map_lookup_elem(&sv_net_stats, &stat);
+	__u32 key = slot * SV_NET_STAT_MAX + stat;
+	__u64 *c = bpf_map_lookup_elem(&sv_net_stats, &key);
 
 	if (c)
 		*c += 1; /* per-CPU slot: no atomics needed */
@@ -153,12 +190,14 @@ static __always_inline void sv_net_count(__u32 stat)
  * bpf_get_current_pid_tgid may be called from the calling program type (a
  * rodata constant, so the call is pruned by the verifier where the kernel
  * lacks it). */
-static __always_inline void sv_net_fill_event(struct sv_net_event *e, __u8 op,
+static __always_inline void sv_net_fill_event(struct sv_net_event *e,
+					      const struct sv_net_who *who, __u8 op,
 					      const struct sv_net_verdict *v, __u8 family,
 					      __u8 sock_type, __u8 protocol, __u16 port,
 					      const struct sv_net_lpm_key *key, bool pid_ok)
 {
 	e->ktime_ns = bpf_ktime_get_ns();
+	e->session = who->session;
 	e->abi_version = SV_NET_ABI_VERSION;
 	e->decision = v->decision;
 	e->op = op;
@@ -177,7 +216,7 @@ static __always_inline void sv_net_fill_event(struct sv_net_event *e, __u8 op,
 	e->sock_type = sock_type;
 	e->reason = v->reason;
 	e->flags = v->flags;
-	if (sv_net_audit_only && v->decision == SV_NET_DENY)
+	if ((who->flags & SV_NET_SESSION_AUDIT_ONLY) && v->decision == SV_NET_DENY)
 		e->flags |= SV_NET_EVENT_F_AUDIT;
 	e->plan = v->plan;
 	if (key)
@@ -186,28 +225,40 @@ static __always_inline void sv_net_fill_event(struct sv_net_event *e, __u8 op,
 		__builtin_memset(e->addr, 0, sizeof(e->addr));
 }
 
-/* Whether a decision is reported (sv_net_deny_events_only, sv_net_report_connects). */
-static __always_inline bool sv_net_reported(__u8 op, __u8 decision)
+/* Whether a decision is reported (SV_NET_SESSION_DENY_EVENTS_ONLY, _REPORT_CONNECTS). */
+static __always_inline bool sv_net_reported(const struct sv_net_who *who, __u8 op, __u8 decision)
 {
-	if (!sv_net_deny_events_only || decision != SV_NET_ALLOW)
+	if (!(who->flags & SV_NET_SESSION_DENY_EVENTS_ONLY) || decision != SV_NET_ALLOW)
 		return true;
-	return sv_net_report_connects && (op == SV_NET_OP_CONNECT || op == SV_NET_OP_UNIX_CONNECT);
+	return (who->flags & SV_NET_SESSION_REPORT_CONNECTS) &&
+	       (op == SV_NET_OP_CONNECT || op == SV_NET_OP_UNIX_CONNECT);
+}
+
+/* Room for one event in the caller's session's ring buffer, or NULL (counted). */
+static __always_inline void *sv_net_reserve(const struct sv_net_who *who, __u64 size)
+{
+	__u32 slot = who->slot;
+	void *ring = bpf_map_lookup_elem(&sv_net_rings, &slot);
+	void *e = ring ? bpf_ringbuf_reserve(ring, size, 0) : NULL;
+
+	if (!e)
+		sv_net_count(who->slot, SV_NET_STAT_EVENTS_DROPPED);
+	return e;
 }
 
 /* Reports one decision (see sv_net_fill_event). */
-static __always_inline void sv_net_emit(__u8 op, const struct sv_net_verdict *v, __u8 family,
-					__u8 sock_type, __u8 protocol, __u16 port,
-					const struct sv_net_lpm_key *key, bool pid_ok)
+static __always_inline void sv_net_emit(const struct sv_net_who *who, __u8 op,
+					const struct sv_net_verdict *v, __u8 family, __u8 sock_type,
+					__u8 protocol, __u16 port, const struct sv_net_lpm_key *key,
+					bool pid_ok)
 {
 	struct sv_net_event *e;
 
-	if (!sv_net_reported(op, v->decision))
+	if (!sv_net_reported(who, op, v->decision))
 		return;
-	e = bpf_ringbuf_reserve(&sv_net_events, sizeof(*e), 0);
-	if (!e) {
-		sv_net_count(SV_NET_STAT_EVENTS_DROPPED);
+	e = sv_net_reserve(who, sizeof(*e));
+	if (!e)
 		return;
-	}
-	sv_net_fill_event(e, op, v, family, sock_type, protocol, port, key, pid_ok);
+	sv_net_fill_event(e, who, op, v, family, sock_type, protocol, port, key, pid_ok);
 	bpf_ringbuf_submit(e, 0);
 }

@@ -5,9 +5,13 @@
  * connect, UDP sendto/sendmsg with an address) against the sv_net_allow
  * LPM trie; sock_create refuses raw and packet sockets (they bypass those
  * hooks) and, in mode none, every inet socket. Returning 0 makes the syscall
- * fail with EPERM. Every decision is reported to sv_net_events.
+ * fail with EPERM. Every decision is reported to the session's ring buffer.
  *
- * With domain entries (sv_net_dns_proxy), UDP to a known resolver from a
+ * One load serves every session (maps/net_maps.h): each program first finds
+ * the caller's session and plan by its cgroup (sv_net_whoami), and refuses
+ * a caller it finds in no session.
+ *
+ * With domain entries (SV_NET_SESSION_DNS_PROXY), UDP to a known resolver from a
  * plan that has them is redirected to the supervisor's DNS proxy, which adds
  * the answered addresses to sv_net_allow, in each plan that names the host,
  * before it passes the answer on; recvmsg4/6 and
@@ -55,6 +59,7 @@ static __always_inline void sv_net_set_addr(struct bpf_sock_addr *ctx, const __u
  * mode allows) is refused for every plan: the redirection is the only way
  * in, so a plan without domain entries gets no DNS path through the proxy. */
 static __always_inline bool sv_net_dns_redirect(struct bpf_sock_addr *ctx,
+						const struct sv_net_who *who,
 						const struct sv_net_lpm_key *key, __u16 port,
 						bool v4, struct sv_net_verdict *v)
 {
@@ -64,10 +69,11 @@ static __always_inline bool sv_net_dns_redirect(struct bpf_sock_addr *ctx,
 	__u32 plan = key->plan;
 	__u32 *proxied;
 
-	if (!sv_net_dns_proxy || ctx->protocol != SV_IPPROTO_UDP)
+	if (!(who->flags & SV_NET_SESSION_DNS_PROXY) || ctx->protocol != SV_IPPROTO_UDP)
 		return false;
 	__builtin_memcpy(k.addr, key->addr, 16);
 	k.port = port;
+	k.slot = (__u16)who->slot;
 	proxied = bpf_map_lookup_elem(&sv_net_dns_plans, &plan);
 	if (proxied && *proxied) {
 		t = bpf_map_lookup_elem(&sv_net_dns_servers, &k);
@@ -77,7 +83,7 @@ static __always_inline bool sv_net_dns_redirect(struct bpf_sock_addr *ctx,
 			v->reason = SV_NET_REASON_DNS_PROXY;
 			v->rule_index = t->rule_index;
 			v->flags = 0;
-			v->plan = key->plan;
+			v->plan = key->plan % SV_NET_MAX_PLANS;
 			return true;
 		}
 	}
@@ -85,13 +91,14 @@ static __always_inline bool sv_net_dns_redirect(struct bpf_sock_addr *ctx,
 	__builtin_memcpy(&dest, key, sizeof(dest));
 	sv_net_unspec_to_loopback(&dest);
 	__builtin_memcpy(k.addr, dest.addr, 16);
+	k.slot = 0; /* proxy sockets are the host's */
 	if (!bpf_map_lookup_elem(&sv_net_dns_proxies, &k))
 		return false;
 	v->decision = SV_NET_DENY;
 	v->reason = SV_NET_REASON_DNS_PROXY;
 	v->rule_index = SV_NET_RULE_NONE;
 	v->flags = 0;
-	v->plan = key->plan;
+	v->plan = key->plan % SV_NET_MAX_PLANS;
 	return true;
 }
 
@@ -123,30 +130,36 @@ static __always_inline int sv_net_check4(struct bpf_sock_addr *ctx, __u8 op)
 {
 	struct sv_net_verdict v;
 	struct sv_net_lpm_key key;
+	struct sv_net_who who;
 	__u16 port = bpf_ntohs((__u16)ctx->user_port);
 
-	sv_net_key_from_ip4(&key, sv_net_current_plan(), ctx->user_ip4);
-	if (!sv_net_dns_redirect(ctx, &key, port, true, &v))
+	if (!sv_net_whoami(&who))
+		return 0;
+	sv_net_key_from_ip4(&key, who.plan, ctx->user_ip4);
+	if (!sv_net_dns_redirect(ctx, &who, &key, port, true, &v))
 		sv_net_judge(&key, port, &v);
-	sv_net_emit(op, &v, SV_AF_INET, ctx->type, ctx->protocol, port, &key,
+	sv_net_emit(&who, op, &v, SV_AF_INET, ctx->type, ctx->protocol, port, &key,
 		    sv_net_pid_in_sock_addr);
-	return sv_net_verdict_ret(&v);
+	return sv_net_verdict_ret(&who, &v);
 }
 
 static __always_inline int sv_net_check6(struct bpf_sock_addr *ctx, __u8 op)
 {
 	struct sv_net_verdict v;
 	struct sv_net_lpm_key key;
+	struct sv_net_who who;
 	__u16 port = bpf_ntohs((__u16)ctx->user_port);
 
+	if (!sv_net_whoami(&who))
+		return 0;
 	/* The ctx only permits 4-byte loads of user_ip6[]. */
-	sv_net_key_from_ip6(&key, sv_net_current_plan(), ctx->user_ip6[0], ctx->user_ip6[1],
+	sv_net_key_from_ip6(&key, who.plan, ctx->user_ip6[0], ctx->user_ip6[1],
 			    ctx->user_ip6[2], ctx->user_ip6[3]);
-	if (!sv_net_dns_redirect(ctx, &key, port, false, &v))
+	if (!sv_net_dns_redirect(ctx, &who, &key, port, false, &v))
 		sv_net_judge(&key, port, &v);
-	sv_net_emit(op, &v, SV_AF_INET6, ctx->type, ctx->protocol, port, &key,
+	sv_net_emit(&who, op, &v, SV_AF_INET6, ctx->type, ctx->protocol, port, &key,
 		    sv_net_pid_in_sock_addr);
-	return sv_net_verdict_ret(&v);
+	return sv_net_verdict_ret(&who, &v);
 }
 
 SEC("cgroup/connect4")
@@ -173,7 +186,7 @@ int sendmsg6(struct bpf_sock_addr *ctx)
 	return sv_net_check6(ctx, SV_NET_OP_SENDMSG);
 }
 
-/* Loaded only with sv_net_dns_proxy; they always let the call through. */
+/* Attached only for sessions with domain entries; they always let the call through. */
 SEC("cgroup/recvmsg4")
 int recvmsg4(struct bpf_sock_addr *ctx)
 {
@@ -250,11 +263,15 @@ static __always_inline int sv_net_check_unix(struct bpf_sock_addr *ctx, __u8 op)
 	struct sv_net_unix_scan scan = {};
 	struct sv_net_unix_key *key = &scan.key;
 	struct sv_net_unix_event *e;
+	struct sv_net_who who;
 	void *uaddr = NULL;
 	__u32 len = 0;
 	__u16 family = 0;
 	__u32 *rule;
 
+	if (!sv_net_whoami(&who))
+		return 0;
+	v.plan = who.plan % SV_NET_MAX_PLANS; /* the roots are every plan's: for the audit only */
 	if (bpf_probe_read_kernel(&uaddr, sizeof(uaddr), (void *)ctx + SV_SOCK_ADDR_KERN_UADDR) ||
 	    bpf_probe_read_kernel(&len, sizeof(len), (void *)ctx + SV_SOCK_ADDR_KERN_UADDRLEN) ||
 	    !uaddr || bpf_probe_read_kernel(&family, sizeof(family), uaddr) ||
@@ -280,27 +297,25 @@ static __always_inline int sv_net_check_unix(struct bpf_sock_addr *ctx, __u8 op)
 		goto report;
 	if (key->path[0] != '/')
 		goto report; /* relative: its directory is the tree's cwd, unknown here */
-	key->prefixlen = 8 * SV_NET_UNIX_PATH_MAX;
+	key->prefixlen = 32 + 8 * SV_NET_UNIX_PATH_MAX;
+	key->slot = who.slot;
 	rule = bpf_map_lookup_elem(&sv_net_unix_roots, key);
 	if (rule) {
 		v.decision = SV_NET_ALLOW;
 		v.rule_index = *rule;
 	}
 report:
-	if (sv_net_reported(op, v.decision)) {
-		v.plan = sv_net_current_plan(); /* the roots are every plan's: for the audit only */
-		e = bpf_ringbuf_reserve(&sv_net_events, sizeof(*e), 0);
+	if (sv_net_reported(&who, op, v.decision)) {
+		e = sv_net_reserve(&who, sizeof(*e));
 		if (e) {
-			sv_net_fill_event(&e->base, op, &v, SV_AF_UNIX, ctx->type, 0, 0, NULL,
+			sv_net_fill_event(&e->base, &who, op, &v, SV_AF_UNIX, ctx->type, 0, 0, NULL,
 					  sv_net_pid_in_sock_addr);
 			__builtin_memcpy(e->path, key->path, sizeof(e->path));
 			e->_pad = 0;
 			bpf_ringbuf_submit(e, 0);
-		} else {
-			sv_net_count(SV_NET_STAT_EVENTS_DROPPED);
 		}
 	}
-	return sv_net_verdict_ret(&v);
+	return sv_net_verdict_ret(&who, &v);
 }
 
 /* Attach types BPF_CGROUP_UNIX_CONNECT / _SENDMSG, set by the loader. */
@@ -324,30 +339,34 @@ SEC("cgroup/sock_create")
 int sock_create(struct bpf_sock *ctx)
 {
 	struct sv_net_verdict v = {.rule_index = SV_NET_RULE_NONE};
-	__u32 plan = sv_net_current_plan();
-	__u32 mode = sv_net_plan_mode(plan);
+	struct sv_net_who who;
 	__u32 family = ctx->family;
 	__u32 type = ctx->type;
 	__u32 protocol = ctx->protocol;
 	bool inet = family == SV_AF_INET || family == SV_AF_INET6;
+	bool allow_raw;
+	__u32 mode;
 
-	v.plan = plan;
+	if (!sv_net_whoami(&who))
+		return 0;
+	mode = sv_net_plan_mode(who.plan);
+	allow_raw = who.flags & SV_NET_SESSION_ALLOW_RAW;
+	v.plan = who.plan % SV_NET_MAX_PLANS;
 	if (inet && mode == SV_NET_MODE_NONE) {
 		v.decision = SV_NET_DENY;
 		v.reason = SV_NET_REASON_MODE_NONE;
 	} else if (family == SV_AF_PACKET || (inet && type == SV_SOCK_RAW)) {
-		v.decision = sv_net_allow_raw ? SV_NET_ALLOW : SV_NET_DENY;
+		v.decision = allow_raw ? SV_NET_ALLOW : SV_NET_DENY;
 		v.reason = SV_NET_REASON_RAW_SOCKET;
 	} else if (inet && type == SV_SOCK_DGRAM &&
 		   (protocol == SV_IPPROTO_ICMP || protocol == SV_IPPROTO_ICMPV6)) {
 		/* Ping sockets send to any address without the sendmsg hook. */
-		v.decision = (sv_net_allow_raw || mode == SV_NET_MODE_ALL) ? SV_NET_ALLOW :
-										   SV_NET_DENY;
+		v.decision = (allow_raw || mode == SV_NET_MODE_ALL) ? SV_NET_ALLOW : SV_NET_DENY;
 		v.reason = SV_NET_REASON_RAW_SOCKET;
 	} else {
 		return 1;
 	}
-	sv_net_emit(SV_NET_OP_SOCK_CREATE, &v, family, type, protocol, 0, NULL,
+	sv_net_emit(&who, SV_NET_OP_SOCK_CREATE, &v, family, type, protocol, 0, NULL,
 		    sv_net_pid_in_sock);
-	return sv_net_verdict_ret(&v);
+	return sv_net_verdict_ret(&who, &v);
 }

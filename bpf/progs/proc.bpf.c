@@ -1,16 +1,19 @@
 // SPDX-License-Identifier: GPL-2.0
 /* proc.bpf.c: process tracking and the in-kernel exec re-check of a session.
  *
- * Three raw tracepoints, each scoped to the session cgroup (and below):
+ * Three raw tracepoints, loaded and attached once per boot and shared by
+ * every session (tracer/proc_tracker.cpp): each event is handled once per
+ * session whose cgroup (or below) the current task is in, the sessions being
+ * the claimed slots of sv_proc_sessions:
  *   sched_process_fork  a new process of the tree (threads are skipped),
  *   sched_process_exec  an exec that has passed the point of no return but
  *                       has not run a single user instruction yet,
  *   sched_process_exit  a thread exits (its exec approval is dropped) and, for
  *                       a thread group leader, the process.
- * At exec, when sv_proc_recheck is set, the binary about to run
+ * At exec, in a session with SV_PROC_SESSION_RECHECK, the binary about to run
  * (bprm->file, the interpreter for a #! script) must be one of the files the
  * supervisor approved for the thread that called execve (sv_proc_approved,
- * keyed by old_pid); otherwise the process gets SIGKILL, which it can't
+ * keyed by old_pid and the slot); otherwise the process gets SIGKILL, which it can't
  * handle and which is delivered before it returns to user mode. See
  * docs/enforcement.md "exec" for why this closes the path race.
  *
@@ -30,9 +33,10 @@ char LICENSE[] SEC("license") = "GPL";
 
 #define SV_SIGKILL 9
 
-static __always_inline void sv_proc_count(__u32 stat)
+static __always_inline void sv_proc_count(__u32 slot, __u32 stat)
 {
-	__u64 *n = bpf_map_lookup_elem(&sv_proc_stats, &stat);
+	__u32 key = slot * SV_PROC_STAT_MAX + stat;
+	__u64 *n = bpf_map_lookup_elem(&sv_proc_stats, &key);
 
 	if (n)
 		__sync_fetch_and_add(n, 1);
@@ -58,21 +62,44 @@ static __always_inline __u32 sv_read_u32(__u64 base, __u32 off)
 	return v;
 }
 
-static __always_inline bool sv_in_session(void)
+/* How many slots to scan: none while no session runs. */
+static __always_inline __u32 sv_proc_active_slots(void)
 {
-	return bpf_current_task_under_cgroup(&sv_proc_cgroup, 0) == 1;
+	__u32 zero = 0;
+	__u32 *n = bpf_map_lookup_elem(&sv_proc_active, &zero);
+
+	if (!n)
+		return 0;
+	return *n < SV_PROC_MAX_SESSIONS ? *n : SV_PROC_MAX_SESSIONS;
 }
 
-static __always_inline struct sv_proc_event *sv_proc_reserve(__u8 type, __u64 task)
+/* The session of `slot` when the current task is in its tree, else NULL. */
+static __always_inline struct sv_proc_session *sv_proc_session_of(__u32 slot)
 {
-	struct sv_proc_event *ev = bpf_ringbuf_reserve(&sv_proc_events, sizeof(*ev), 0);
+	struct sv_proc_session *s;
+
+	if (bpf_current_task_under_cgroup(&sv_proc_cgroups, slot) != 1)
+		return NULL;
+	s = bpf_map_lookup_elem(&sv_proc_sessions, &slot);
+	return s && s->cgroup_id ? s : NULL;
+}
+
+static __always_inline struct sv_proc_event *sv_proc_reserve(__u32 slot,
+							     const struct sv_proc_session *s,
+							     __u8 type, __u64 task)
+{
+	struct sv_proc_event *ev = NULL;
+	void *ring = bpf_map_lookup_elem(&sv_proc_rings, &slot);
 	__u64 parent;
 
+	if (ring)
+		ev = bpf_ringbuf_reserve(ring, sizeof(*ev), 0);
 	if (!ev) {
-		sv_proc_count(SV_PROC_STAT_EVENTS_DROPPED);
+		sv_proc_count(slot, SV_PROC_STAT_EVENTS_DROPPED);
 		return NULL;
 	}
 	ev->ktime_ns = bpf_ktime_get_ns();
+	ev->session = s->cgroup_id;
 	ev->abi_version = SV_PROC_ABI_VERSION;
 	ev->type = type;
 	ev->verdict = SV_PROC_VERDICT_NONE;
@@ -94,23 +121,47 @@ static __always_inline struct sv_proc_event *sv_proc_reserve(__u8 type, __u64 ta
 	return ev;
 }
 
+/* ---- fork ---------------------------------------------------------------- */
+
+static long sv_proc_fork_in(__u32 slot, __u64 *child)
+{
+	struct sv_proc_session *s = sv_proc_session_of(slot);
+	struct sv_proc_event *ev;
+
+	if (!s)
+		return 0;
+	ev = sv_proc_reserve(slot, s, SV_PROC_EVENT_FORK, *child);
+	if (ev)
+		bpf_ringbuf_submit(ev, 0);
+	return 0;
+}
+
 SEC("raw_tp/sched_process_fork")
 int sched_process_fork(struct bpf_raw_tracepoint_args *ctx)
 {
 	__u64 child = ctx->args[1];
-	struct sv_proc_event *ev;
+	__u32 n = sv_proc_active_slots();
 
-	if (!sv_in_session())
+	if (!n)
 		return 0;
 	/* clone(CLONE_THREAD) fires here too; the tree is tracked by process. */
 	if (sv_read_u32(child, sv_proc_layout.task_pid) !=
 	    sv_read_u32(child, sv_proc_layout.task_tgid))
 		return 0;
-	ev = sv_proc_reserve(SV_PROC_EVENT_FORK, child);
-	if (ev)
-		bpf_ringbuf_submit(ev, 0);
+	bpf_loop(n, sv_proc_fork_in, &child, 0);
 	return 0;
 }
+
+/* ---- exec ---------------------------------------------------------------- */
+
+struct sv_proc_exec_ctx {
+	__u64 task;
+	__u64 bprm;
+	struct sv_proc_file_id id; /* the binary about to run */
+	__u32 old_pid;
+	__u32 killed; /* SIGKILL already sent (by an outer session's check) */
+	long kill_err;
+};
 
 /* Whether `id` is among the approved files. */
 static __always_inline bool sv_proc_approved_file(const struct sv_proc_approval *a,
@@ -125,65 +176,56 @@ static __always_inline bool sv_proc_approved_file(const struct sv_proc_approval 
 	return false;
 }
 
-SEC("raw_tp/sched_process_exec")
-int sched_process_exec(struct bpf_raw_tracepoint_args *ctx)
+static long sv_proc_exec_in(__u32 slot, struct sv_proc_exec_ctx *c)
 {
-	__u64 task = ctx->args[0];
-	__u32 old_pid = (__u32)ctx->args[1];
-	__u64 bprm = ctx->args[2];
-	struct sv_proc_file_id id = {};
+	struct sv_proc_session *s = sv_proc_session_of(slot);
+	struct sv_proc_approval_key key = {.tid = c->old_pid, .slot = slot};
 	struct sv_proc_approval *approval;
 	struct sv_proc_event *ev;
 	__u8 verdict = SV_PROC_VERDICT_NONE;
 	__u32 flags = 0;
-	long kill_err = 0;
-	__u64 file, inode, sb, mm, arg_start, arg_end, len;
+	__u64 mm, arg_start, arg_end, len;
 
-	if (!sv_in_session())
+	if (!s)
 		return 0;
-	/* bprm->file is what runs: for a #! script binfmt_script has already
-	 * swapped in the (innermost) interpreter. */
-	file = sv_read_u64(bprm, sv_proc_layout.bprm_file);
-	inode = sv_read_u64(file, sv_proc_layout.file_inode);
-	id.ino = sv_read_u64(inode, sv_proc_layout.inode_ino);
-	sb = sv_read_u64(inode, sv_proc_layout.inode_sb);
-	id.dev = sv_read_u32(sb, sv_proc_layout.sb_dev);
-
-	if (sv_proc_recheck) {
+	if (s->flags & SV_PROC_SESSION_RECHECK) {
 		/* old_pid: the thread that called execve, whose id the supervisor
 		 * saw; after a non-leader exec the task already carries the leader's. */
-		approval = bpf_map_lookup_elem(&sv_proc_approved, &old_pid);
+		approval = bpf_map_lookup_elem(&sv_proc_approved, &key);
 		if (!approval)
 			verdict = SV_PROC_VERDICT_UNAPPROVED;
-		else if (id.ino && sv_proc_approved_file(approval, &id))
+		else if (c->id.ino && sv_proc_approved_file(approval, &c->id))
 			verdict = SV_PROC_VERDICT_APPROVED;
 		else
 			verdict = SV_PROC_VERDICT_MISMATCH;
 		if (approval)
-			bpf_map_delete_elem(&sv_proc_approved, &old_pid);
+			bpf_map_delete_elem(&sv_proc_approved, &key);
 		if (verdict != SV_PROC_VERDICT_APPROVED) {
-			if (sv_proc_audit_only) {
+			if (s->flags & SV_PROC_SESSION_AUDIT) {
 				flags |= SV_PROC_F_AUDIT;
 			} else {
-				kill_err = bpf_send_signal(SV_SIGKILL);
-				flags |= kill_err ? SV_PROC_F_KILL_FAILED : SV_PROC_F_KILLED;
-				sv_proc_count(SV_PROC_STAT_KILLS);
+				if (!c->killed) {
+					c->kill_err = bpf_send_signal(SV_SIGKILL);
+					c->killed = 1;
+				}
+				flags |= c->kill_err ? SV_PROC_F_KILL_FAILED : SV_PROC_F_KILLED;
+				sv_proc_count(slot, SV_PROC_STAT_KILLS);
 			}
 		}
 	}
 
-	ev = sv_proc_reserve(SV_PROC_EVENT_EXEC, task);
+	ev = sv_proc_reserve(slot, s, SV_PROC_EVENT_EXEC, c->task);
 	if (!ev)
 		return 0;
 	ev->verdict = verdict;
 	ev->flags = flags;
-	ev->kill_err = (__s32)kill_err;
-	ev->old_pid = old_pid;
-	ev->file = id;
+	ev->kill_err = (flags & SV_PROC_F_KILL_FAILED) ? (__s32)c->kill_err : 0;
+	ev->old_pid = c->old_pid;
+	ev->file = c->id;
 	bpf_probe_read_kernel_str(ev->filename, sizeof(ev->filename),
-				  (void *)sv_read_u64(bprm, sv_proc_layout.bprm_filename));
+				  (void *)sv_read_u64(c->bprm, sv_proc_layout.bprm_filename));
 	/* argv is on the new stack already (copy_strings), so present in memory. */
-	mm = sv_read_u64(task, sv_proc_layout.task_mm);
+	mm = sv_read_u64(c->task, sv_proc_layout.task_mm);
 	arg_start = sv_read_u64(mm, sv_proc_layout.mm_arg_start);
 	arg_end = sv_read_u64(mm, sv_proc_layout.mm_arg_end);
 	len = arg_end > arg_start ? arg_end - arg_start : 0;
@@ -197,22 +239,67 @@ int sched_process_exec(struct bpf_raw_tracepoint_args *ctx)
 	return 0;
 }
 
+SEC("raw_tp/sched_process_exec")
+int sched_process_exec(struct bpf_raw_tracepoint_args *ctx)
+{
+	struct sv_proc_exec_ctx c = {};
+	__u32 n = sv_proc_active_slots();
+	__u64 file, inode, sb;
+
+	if (!n)
+		return 0;
+	c.task = ctx->args[0];
+	c.old_pid = (__u32)ctx->args[1];
+	c.bprm = ctx->args[2];
+	/* bprm->file is what runs: for a #! script binfmt_script has already
+	 * swapped in the (innermost) interpreter. */
+	file = sv_read_u64(c.bprm, sv_proc_layout.bprm_file);
+	inode = sv_read_u64(file, sv_proc_layout.file_inode);
+	c.id.ino = sv_read_u64(inode, sv_proc_layout.inode_ino);
+	sb = sv_read_u64(inode, sv_proc_layout.inode_sb);
+	c.id.dev = sv_read_u32(sb, sv_proc_layout.sb_dev);
+	bpf_loop(n, sv_proc_exec_in, &c, 0);
+	return 0;
+}
+
+/* ---- exit ---------------------------------------------------------------- */
+
+struct sv_proc_exit_ctx {
+	__u64 task;
+	__u32 pid;
+	__u32 leader; /* the thread group leader: the process exits */
+};
+
+static long sv_proc_exit_in(__u32 slot, struct sv_proc_exit_ctx *c)
+{
+	struct sv_proc_session *s = sv_proc_session_of(slot);
+	struct sv_proc_approval_key key = {.tid = c->pid, .slot = slot};
+	struct sv_proc_event *ev;
+
+	if (!s)
+		return 0;
+	/* Before the tid can be reused: an approval never outlives its thread. */
+	bpf_map_delete_elem(&sv_proc_approved, &key);
+	if (!c->leader)
+		return 0;
+	ev = sv_proc_reserve(slot, s, SV_PROC_EVENT_EXIT, c->task);
+	if (ev)
+		bpf_ringbuf_submit(ev, 0);
+	return 0;
+}
+
 SEC("raw_tp/sched_process_exit")
 int sched_process_exit(struct bpf_raw_tracepoint_args *ctx)
 {
-	__u64 task = ctx->args[0];
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
-	__u32 pid = (__u32)pid_tgid;
-	struct sv_proc_event *ev;
+	struct sv_proc_exit_ctx c = {};
+	__u32 n = sv_proc_active_slots();
 
-	if (!sv_in_session())
+	if (!n)
 		return 0;
-	/* Before the tid can be reused: an approval never outlives its thread. */
-	bpf_map_delete_elem(&sv_proc_approved, &pid);
-	if (pid != (__u32)(pid_tgid >> 32))
-		return 0;
-	ev = sv_proc_reserve(SV_PROC_EVENT_EXIT, task);
-	if (ev)
-		bpf_ringbuf_submit(ev, 0);
+	c.task = ctx->args[0];
+	c.pid = (__u32)pid_tgid;
+	c.leader = c.pid == (__u32)(pid_tgid >> 32);
+	bpf_loop(n, sv_proc_exit_in, &c, 0);
 	return 0;
 }

@@ -20,7 +20,7 @@
 #define SV_PROC_STATIC_ASSERT(cond, msg) _Static_assert(cond, msg)
 #endif
 
-#define SV_PROC_ABI_VERSION 1
+#define SV_PROC_ABI_VERSION 2
 
 /* Files one exec approval may name: the binary and the "#!" interpreter
  * chain the handler judged (binfmt_script nests at most 4 deep). */
@@ -70,6 +70,34 @@ struct sv_proc_approval {
 SV_PROC_STATIC_ASSERT(sizeof(struct sv_proc_approval) == 8 + 16 * SV_PROC_MAX_APPROVED,
 		      "sv_proc_approval layout");
 
+/* Sessions one host-wide load serves at once (ABI version 2): the programs
+ * are loaded and attached once per boot and shared, each session claims a
+ * slot (tracer/proc_tracker.cpp). */
+#define SV_PROC_MAX_SESSIONS 64
+/* Bytes of each session's event ring buffer. */
+#define SV_PROC_RING_BYTES (1024 * 1024)
+
+/* Value of sv_proc_sessions, per slot. The programs read cgroup_id and flags;
+ * owner_pid/owner_start tell a later claimer whether the supervisor that
+ * claimed the slot still runs (a SIGKILLed one cannot release it). */
+#define SV_PROC_SESSION_RECHECK 0x1 /* kill execs the supervisor did not approve */
+#define SV_PROC_SESSION_AUDIT 0x2   /* audit only: report a failed re-check, never kill */
+struct sv_proc_session {
+	__u64 cgroup_id;   /* the session cgroup's id (its inode); 0: slot free */
+	__u32 flags;       /* SV_PROC_SESSION_* */
+	__u32 owner_pid;   /* the claiming supervisor */
+	__u64 owner_start; /* its start time (/proc/PID/stat field 22) */
+};
+SV_PROC_STATIC_ASSERT(sizeof(struct sv_proc_session) == 24, "sv_proc_session layout");
+
+/* Key of sv_proc_approved: an approval belongs to one thread in one session
+ * (nested sessions each approve the execs they see). */
+struct sv_proc_approval_key {
+	__u32 tid;
+	__u32 slot;
+};
+SV_PROC_STATIC_ASSERT(sizeof(struct sv_proc_approval_key) == 8, "sv_proc_approval_key layout");
+
 enum sv_proc_event_type {
 	SV_PROC_EVENT_FORK = 1, /* a new process (not a thread) */
 	SV_PROC_EVENT_EXEC = 2, /* an exec completed (user code not yet run) */
@@ -95,6 +123,8 @@ enum sv_proc_verdict {
 struct sv_proc_event {
 	__u64 ktime_ns;      /* bpf_ktime_get_ns() */
 	__u64 start_boottime; /* of the process (pid), ns since boot */
+	__u64 session;       /* the session's cgroup id: a reused slot's ring may hold a
+			      * previous session's last events */
 	__u16 abi_version;   /* SV_PROC_ABI_VERSION */
 	__u8 type;           /* enum sv_proc_event_type */
 	__u8 verdict;        /* enum sv_proc_verdict */
@@ -111,10 +141,11 @@ struct sv_proc_event {
 	char args[SV_PROC_ARGS_LEN];
 };
 SV_PROC_STATIC_ASSERT(sizeof(struct sv_proc_event) ==
-			      48 + 16 + SV_PROC_COMM_LEN + SV_PROC_FILENAME_LEN + SV_PROC_ARGS_LEN,
+			      56 + 16 + SV_PROC_COMM_LEN + SV_PROC_FILENAME_LEN + SV_PROC_ARGS_LEN,
 		      "sv_proc_event layout");
 
-/* Index of the counters in the sv_proc_stats per-CPU array. */
+/* Index of a session's counters in the sv_proc_stats per-CPU array, whose
+ * entry is slot * SV_PROC_STAT_MAX + the counter. */
 enum sv_proc_stat {
 	SV_PROC_STAT_EVENTS_DROPPED = 0, /* ring buffer full: an event was lost */
 	SV_PROC_STAT_KILLS = 1,          /* execs killed by the re-check */

@@ -19,19 +19,26 @@ TEST(NetAbi, StructSizesAndOffsets) {
   EXPECT_EQ(sizeof(sv_net_port_range), 8u);
   EXPECT_EQ(sizeof(sv_net_allow_value), 8u + 8u * SV_NET_MAX_PORT_RANGES);
   EXPECT_EQ(offsetof(sv_net_allow_value, ranges), 8u);
-  EXPECT_EQ(sizeof(sv_net_event), 48u);
-  EXPECT_EQ(offsetof(sv_net_event, abi_version), 8u);
-  EXPECT_EQ(offsetof(sv_net_event, rule_index), 12u);
-  EXPECT_EQ(offsetof(sv_net_event, pid), 16u);
-  EXPECT_EQ(offsetof(sv_net_event, tgid), 20u);
-  EXPECT_EQ(offsetof(sv_net_event, family), 24u);
-  EXPECT_EQ(offsetof(sv_net_event, port), 26u);
-  EXPECT_EQ(offsetof(sv_net_event, sock_type), 28u);
-  EXPECT_EQ(offsetof(sv_net_event, plan), 31u);
-  EXPECT_EQ(offsetof(sv_net_event, addr), 32u);
-  EXPECT_EQ(SV_NET_ABI_VERSION, 3);
+  EXPECT_EQ(sizeof(sv_net_event), 56u);
+  EXPECT_EQ(offsetof(sv_net_event, session), 8u);
+  EXPECT_EQ(offsetof(sv_net_event, abi_version), 16u);
+  EXPECT_EQ(offsetof(sv_net_event, rule_index), 20u);
+  EXPECT_EQ(offsetof(sv_net_event, pid), 24u);
+  EXPECT_EQ(offsetof(sv_net_event, tgid), 28u);
+  EXPECT_EQ(offsetof(sv_net_event, family), 32u);
+  EXPECT_EQ(offsetof(sv_net_event, port), 34u);
+  EXPECT_EQ(offsetof(sv_net_event, sock_type), 36u);
+  EXPECT_EQ(offsetof(sv_net_event, plan), 39u);
+  EXPECT_EQ(offsetof(sv_net_event, addr), 40u);
+  EXPECT_EQ(SV_NET_ABI_VERSION, 4);
   EXPECT_EQ(sizeof(sv_net_dns_key), 20u);
   EXPECT_EQ(offsetof(sv_net_dns_key, port), 16u);
+  EXPECT_EQ(offsetof(sv_net_dns_key, slot), 18u);
+  EXPECT_EQ(sizeof(sv_net_unix_key), 116u);
+  EXPECT_EQ(offsetof(sv_net_unix_key, slot), 4u);
+  EXPECT_EQ(offsetof(sv_net_unix_key, path), 8u);
+  EXPECT_EQ(sizeof(sv_net_session), 24u);
+  EXPECT_EQ(sizeof(sv_net_cgroup_plan), 8u);
   EXPECT_EQ(sizeof(sv_net_dns_target), 24u);
   EXPECT_EQ(offsetof(sv_net_dns_target, rule_index), 20u);
 }
@@ -53,7 +60,10 @@ TEST(NetAbi, BpfObjectLayoutMatchesCpp) {
   } wants[] = {{"sv_net_lpm_key", sizeof(sv_net_lpm_key)},
                {"sv_net_allow_value", sizeof(sv_net_allow_value)},
                {"sv_net_dns_key", sizeof(sv_net_dns_key)},
-               {"sv_net_dns_target", sizeof(sv_net_dns_target)}};
+               {"sv_net_dns_target", sizeof(sv_net_dns_target)},
+               {"sv_net_unix_key", sizeof(sv_net_unix_key)},
+               {"sv_net_session", sizeof(sv_net_session)},
+               {"sv_net_cgroup_plan", sizeof(sv_net_cgroup_plan)}};
   for (const auto& w : wants) {
     int id = btf__find_by_name_kind(b, w.name, BTF_KIND_STRUCT);
     ASSERT_GT(id, 0) << w.name;

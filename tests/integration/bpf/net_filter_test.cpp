@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "net_event_util.h"
+#include "shared/net_abi.h"
 
 namespace sv::tracer {
 namespace {
@@ -235,8 +236,9 @@ class NetFilterTest : public ::testing::Test {
   // Forks a child into the child namespace; it opens its loopback listeners
   // (and one test-host listener in H) before joining the cgroup, then runs
   // `attempts` and reports each result. Returns the results; sets child_pid_.
+  // The child joins `cg` (default: cg_).
   template <typename Fn>
-  std::vector<int> runChild(Fn attempts) {
+  std::vector<int> runChild(Fn attempts, const ScratchCgroup* cg = nullptr) {
     int pipefd[2];
     EXPECT_EQ(pipe2(pipefd, O_CLOEXEC), 0);
     pid_t pid = fork();
@@ -256,7 +258,7 @@ class NetFilterTest : public ::testing::Test {
       if (listenOn("127.0.0.1", 0, &env.lo4_port) < 0) _exit(91);
       if (listenOn("::1", 0, &env.lo6_port) < 0) _exit(92);
       env.preopened = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-      if (!cg_->addProcess(getpid()).ok()) _exit(93);
+      if (!(cg ? cg : &*cg_)->addProcess(getpid()).ok()) _exit(93);
       std::vector<int> results = attempts(env);
       ssize_t n = write(pipefd[1], results.data(), results.size() * sizeof(int));
       _exit(n == static_cast<ssize_t>(results.size() * sizeof(int)) ? 0 : 94);
@@ -285,6 +287,74 @@ class NetFilterTest : public ::testing::Test {
   std::optional<NetFilter> filter_;  // declared after cg_: detached before rmdir
   pid_t child_pid_ = -1;
 };
+
+// Sessions share one load: each is judged by its own plan, and each filter
+// reports only its own tree's decisions.
+TEST_F(NetFilterTest, SessionsShareOneLoadEachByItsOwnPlan) {
+  load(localhostPlan());
+  auto parent = currentCgroup2Dir();
+  ASSERT_TRUE(parent.ok());
+  auto other_cg = ScratchCgroup::create(*parent, "sv-nettest-other");
+  ASSERT_TRUE(other_cg.ok()) << other_cg.error().message();
+  NetworkPlan open_plan;
+  open_plan.mode = NetworkMode::Allowlist;
+  open_plan.entries = {entry(kHostV4, 128, kHostPort, kHostPort, "net.host")};
+  auto other = NetFilter::load(open_plan, other_cg->fd(), NetFilterOptions{});
+  ASSERT_TRUE(other.ok()) << other.error().message();
+  EXPECT_NE(other->slot(), filter_->slot());
+
+  auto attempt = [](const ChildEnv&) { return std::vector<int>{tcpConnect(kHostV4, kHostPort)}; };
+  auto here = runChild(attempt);
+  const pid_t here_pid = child_pid_;
+  auto there = runChild(attempt, &*other_cg);
+  ASSERT_EQ(here.size(), 1u);
+  ASSERT_EQ(there.size(), 1u);
+  EXPECT_EQ(here[0], EPERM) << strerror(here[0]);  // localhost only
+  EXPECT_EQ(there[0], 0) << strerror(there[0]);    // the other plan allows it
+
+  EXPECT_NE(find(testing::eventsOf(*filter_, here_pid), kNetOpConnect, kHostV4, kHostPort),
+            nullptr);
+  EXPECT_EQ(find(testing::eventsOf(*filter_, child_pid_), kNetOpConnect, kHostV4, kHostPort),
+            nullptr)
+      << "an event of the other session's tree";
+  const std::vector<NetEvent> their_events = testing::eventsOf(*other, child_pid_);
+  const NetEvent* theirs = find(their_events, kNetOpConnect, kHostV4, kHostPort);
+  ASSERT_NE(theirs, nullptr);
+  EXPECT_EQ(theirs->decision, kNetAllow);
+  EXPECT_EQ(other->ruleIdAt(theirs->rule_index), "net.host");
+}
+
+// A supervisor killed with SIGKILL cannot release its slot; the next session
+// takes it over, and nothing the dead one wrote judges the new one.
+TEST_F(NetFilterTest, SlotOfAKilledSupervisorIsTakenOverClean) {
+  int p[2];
+  ASSERT_EQ(pipe2(p, O_CLOEXEC), 0);
+  const pid_t owner = fork();
+  if (owner == 0) {
+    NetworkPlan open_plan;  // allows the test host: must not leak into the next session
+    open_plan.mode = NetworkMode::Allowlist;
+    open_plan.entries = {entry(kHostV4, 128, kHostPort, kHostPort, "net.dead")};
+    auto dead = NetFilter::load(open_plan, cg_->fd(), NetFilterOptions{});
+    const uint32_t slot = dead.ok() ? dead->slot() : ~0u;
+    (void)!write(p[1], &slot, sizeof slot);
+    pause();
+    _exit(0);
+  }
+  close(p[1]);
+  uint32_t dead_slot = ~0u;
+  ASSERT_EQ(read(p[0], &dead_slot, sizeof dead_slot), ssize_t(sizeof dead_slot));
+  close(p[0]);
+  ASSERT_NE(dead_slot, ~0u) << "the owner could not load";
+  kill(owner, SIGKILL);
+  waitpid(owner, nullptr, 0);
+
+  // The dead owner's links went with it; ours judge from here on.
+  load(localhostPlan());
+  EXPECT_LE(filter_->slot(), dead_slot);
+  auto r = runChild([](const ChildEnv&) { return std::vector<int>{tcpConnect(kHostV4, kHostPort)}; });
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_EQ(r[0], EPERM) << strerror(r[0]);
+}
 
 TEST_F(NetFilterTest, LocalhostModeAllowsLoopbackOnly) {
   load(localhostPlan());
@@ -506,29 +576,29 @@ TEST_F(NetFilterTest, RuntimeAllowOpensOneDestination) {
   EXPECT_EQ(filter_->ruleIdAt(e->rule_index), "dns:testhost.example");
 }
 
-// The programs check only as many port ranges per address block as the plan
-// needed at load (a verifier-time saving): a runtime allow() beyond that bound
-// must fail loudly, and port_ranges_reserve must make room for it.
-TEST_F(NetFilterTest, RuntimeAllowBeyondTheLoadedPortRangeBoundFails) {
+// The programs check up to SV_NET_MAX_PORT_RANGES port ranges per address
+// block: a runtime allow() beyond that must fail loudly, and a range found
+// late in the block's list still allows.
+TEST_F(NetFilterTest, RuntimeAllowBeyondTheProgramsPortRangeBoundFails) {
   NetworkPlan plan;
   plan.mode = NetworkMode::Allowlist;
   plan.entries = {entry("198.51.100.1", 128, 9000, 9000, "net.one")};
   load(plan);
   uint32_t idx = filter_->addRuleId("dns:more");
-  Status second = filter_->allow(kNetPlanBase, ip(kHostV4), kHostPort, kHostPort, idx);
-  ASSERT_FALSE(second.ok());
-  EXPECT_EQ(second.error().code, E2BIG) << second.error().message();
-
-  filter_.reset();
-  load(plan, NetFilterOptions{.port_ranges_reserve = 2});
-  idx = filter_->addRuleId("dns:more");
+  for (uint16_t port = 9001; port < 9000 + SV_NET_MAX_PORT_RANGES - 1; ++port)
+    ASSERT_TRUE(filter_->allow(kNetPlanBase, ip(kHostV4), port, port, idx).ok()) << port;
   ASSERT_TRUE(filter_->allow(kNetPlanBase, ip(kHostV4), kHostPort, kHostPort, idx).ok());
+  Status beyond = filter_->allow(kNetPlanBase, ip(kHostV4), 1, 1, idx);
+  ASSERT_FALSE(beyond.ok());
+  EXPECT_EQ(beyond.error().code, E2BIG) << beyond.error().message();
   auto r = runChild([](const ChildEnv&) {
-    return std::vector<int>{tcpConnect(kHostV4, kHostPort), tcpConnect(kHostV4, 9000)};
+    return std::vector<int>{tcpConnect(kHostV4, kHostPort), tcpConnect(kHostV4, 9000),
+                            tcpConnect(kHostV4, 1)};
   });
-  ASSERT_EQ(r.size(), 2u);
-  EXPECT_EQ(r[0], 0) << strerror(r[0]);             // second range, found by the loop
+  ASSERT_EQ(r.size(), 3u);
+  EXPECT_EQ(r[0], 0) << strerror(r[0]);             // the last range, found by the loop
   EXPECT_EQ(r[1], ECONNREFUSED) << strerror(r[1]);  // first range: allowed, nobody listens
+  EXPECT_EQ(r[2], EPERM) << strerror(r[2]);         // the refused allow() left nothing behind
 }
 
 TEST_F(NetFilterTest, AllModeWithDenyEventsOnlyReportsNothingForAllows) {

@@ -35,7 +35,6 @@ TEST(DnsAllowOptions, ProfileOnlyHostIsLearnedForThatProfile) {
   tracer::NetFilterOptions net;
   addDnsProxyOptions(c.network, c.profile_network, net);
   EXPECT_TRUE(net.dns_proxy);
-  EXPECT_EQ(net.port_ranges_reserve, 2u);  // git's one host + 1
 
   DnsAllowOptions o = dnsAllowOptionsFor(c.network, c.profile_network);
   EXPECT_TRUE(o.hosts.empty());
@@ -57,7 +56,6 @@ TEST(DnsAllowOptions, BaseHostIsInEveryPlanThatAdmitsDestinations) {
   tracer::NetFilterOptions net;
   addDnsProxyOptions(c.network, c.profile_network, net);
   EXPECT_TRUE(net.dns_proxy);
-  EXPECT_EQ(net.port_ranges_reserve, 4u);  // git: three hosts + 1
 
   DnsAllowOptions o = dnsAllowOptionsFor(c.network, c.profile_network);
   EXPECT_EQ(o.hosts, (std::vector<NetHost>{{"pypi.org", 443, 443, "pypi"}}));
@@ -75,7 +73,6 @@ TEST(DnsAllowOptions, NoHostNoProxy) {
   tracer::NetFilterOptions net;
   addDnsProxyOptions(c.network, c.profile_network, net);
   EXPECT_FALSE(net.dns_proxy);
-  EXPECT_EQ(net.port_ranges_reserve, 0u);
 }
 
 }  // namespace

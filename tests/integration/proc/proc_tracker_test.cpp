@@ -371,5 +371,67 @@ TEST_F(ProcTrackerTest, MemfdExecveatEmptyPath) {
   ::close(mem);
 }
 
+// One load serves every session: a second tracker opens the first one's
+// programs, and each session sees only its own tree and applies only its
+// own re-check.
+TEST_F(ProcTrackerTest, SessionsShareOneLoadAndKeepToTheirOwnTree) {
+  LOAD_OR_SKIP(t, true);
+  auto parent = currentCgroup2Dir();
+  ASSERT_TRUE(parent.ok());
+  auto other_cg = ScratchCgroup::create(*parent, "sv-proctest-other");
+  ASSERT_TRUE(other_cg.ok()) << other_cg.error().message();
+  auto other = ProcTracker::load(other_cg->fd(), {.recheck = false});
+  ASSERT_TRUE(other.ok()) << other.error().message();
+  EXPECT_EQ(other->execProgramId(), t->execProgramId());
+  EXPECT_NE(other->slot(), t->slot());
+
+  // Unapproved, but the other session has no re-check: it runs.
+  Child child(*other_cg, [] { execOrDie("/bin/true", "other-session"); });
+  child.go();
+  EXPECT_EQ(child.wait(), 0);
+  EXPECT_FALSE(execOf(child.pid()).has_value()) << "an event of another session's tree";
+  bool seen = false;
+  other->consume([&](const ProcEvent& e) {
+    seen = seen || (e.type == ProcEventType::Exec && e.tgid == child.pid() &&
+                    e.verdict == ExecVerdict::None);
+  });
+  EXPECT_TRUE(seen) << "the other session missed its own exec";
+  EXPECT_EQ(t->kills(), 0u);
+}
+
+// A supervisor killed with SIGKILL cannot release its slot; the next session
+// takes it over (the claim names a process that is gone).
+TEST_F(ProcTrackerTest, SlotOfAKilledSupervisorIsTakenOver) {
+  LOAD_OR_SKIP(t, false);
+  int p[2];
+  ASSERT_EQ(::pipe2(p, O_CLOEXEC), 0);
+  const pid_t owner = ::fork();
+  if (owner == 0) {
+    auto claimed = ProcTracker::load(cg_->fd(), {});
+    const uint32_t slot = claimed ? claimed->slot() : ~0u;
+    (void)!::write(p[1], &slot, sizeof slot);
+    ::pause();
+    ::_exit(0);
+  }
+  ::close(p[1]);
+  uint32_t dead_slot = ~0u;
+  ASSERT_EQ(::read(p[0], &dead_slot, sizeof dead_slot), ssize_t(sizeof dead_slot));
+  ::close(p[0]);
+  ASSERT_NE(dead_slot, ~0u) << "the owner could not load";
+  ::kill(owner, SIGKILL);
+  ::waitpid(owner, nullptr, 0);
+
+  tracker_.reset();  // frees t's slot: the lowest free or stale slot is taken next
+  auto next = ProcTracker::load(cg_->fd(), {});
+  ASSERT_TRUE(next.ok()) << next.error().message();
+  EXPECT_LE(next->slot(), dead_slot);
+  auto again = ProcTracker::load(cg_->fd(), {});
+  ASSERT_TRUE(again.ok()) << again.error().message();
+  EXPECT_LE(std::min(next->slot(), again->slot()), dead_slot);
+  EXPECT_TRUE(next->slot() == dead_slot || again->slot() == dead_slot ||
+              std::max(next->slot(), again->slot()) < dead_slot)
+      << "the dead supervisor's slot " << dead_slot << " was not reused";
+}
+
 }  // namespace
 }  // namespace sv::tracer

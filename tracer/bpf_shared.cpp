@@ -1,0 +1,124 @@
+// Shared loads; see bpf_shared.h.
+#include "tracer/bpf_shared.h"
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+
+#include "tracer/bpf_keepers.h"
+#include "tracer/read_file.h"
+
+namespace sv::tracer {
+
+std::string sharedPinName(const char* prefix, int abi, const void* elf, size_t size) {
+  // FNV-1a: a name for this exact object, not a security boundary (the pin
+  // directory is root's alone).
+  const auto* bytes = static_cast<const unsigned char*>(elf);
+  uint64_t h = 14695981039346656037ull;
+  for (size_t i = 0; i < size; ++i) h = (h ^ bytes[i]) * 1099511628211ull;
+  char name[64];
+  std::snprintf(name, sizeof name, "%s-v%d-%016llx", prefix, abi,
+                static_cast<unsigned long long>(h));
+  return name;
+}
+
+SharedPins::SharedPins(const std::string& name) {
+  const std::string keepers = keeperPinDir();
+  if (keepers.empty()) return;
+  lock_fd_.reset(::open(keepers.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (lock_fd_) dir_ = keepers + "/" + name;
+}
+
+std::optional<std::vector<UniqueFd>> SharedPins::open(std::span<const char* const> names) const {
+  if (dir_.empty()) return std::nullopt;
+  std::vector<UniqueFd> fds;
+  for (const char* name : names) {
+    fds.emplace_back(bpf_obj_get((dir_ + "/" + name).c_str()));
+    if (!fds.back()) return std::nullopt;
+  }
+  return fds;
+}
+
+Status SharedPins::pin(std::span<const int> fds, std::span<const char* const> names) const {
+  if (::mkdir(dir_.c_str(), 0700) != 0 && errno != EEXIST) return errnoError("mkdir " + dir_);
+  for (size_t i = 0; i < fds.size() && i < names.size(); ++i) {
+    const std::string path = dir_ + "/" + names[i];
+    if (bpf_obj_pin(fds[i], path.c_str()) != 0) return errnoError("pin " + path);
+  }
+  return {};
+}
+
+void SharedPins::remove(std::span<const char* const> names) const {
+  if (dir_.empty()) return;
+  for (const char* name : names) ::unlink((dir_ + "/" + name).c_str());
+  ::rmdir(dir_.c_str());
+}
+
+SharedPins::Lock::Lock(const SharedPins& pins) : fd_(pins.lock_fd_.get()) {
+  if (fd_ < 0) return;
+  while (::flock(fd_, LOCK_EX) != 0 && errno == EINTR) {
+  }
+}
+
+SharedPins::Lock::~Lock() {
+  if (fd_ >= 0) ::flock(fd_, LOCK_UN);
+}
+
+uint64_t processStartTime(pid_t pid) {
+  auto stat = readWholeFile("/proc/" + std::to_string(pid) + "/stat");
+  if (!stat) return 0;
+  size_t pos = stat->rfind(')');  // comm may hold spaces and parentheses
+  if (pos == std::string::npos) return 0;
+  for (int field = 2; field < 22; ++field) {
+    pos = stat->find(' ', pos + 1);
+    if (pos == std::string::npos) return 0;
+  }
+  return std::strtoull(stat->c_str() + pos + 1, nullptr, 10);
+}
+
+bool claimOwnerAlive(uint32_t owner_pid, uint64_t owner_start) {
+  return owner_pid != 0 && processStartTime(static_cast<pid_t>(owner_pid)) == owner_start;
+}
+
+Status zeroPerCpu(int map_fd, uint32_t first, uint32_t count) {
+  const int ncpu = libbpf_num_possible_cpus();
+  if (ncpu <= 0) return Error{EINVAL, "libbpf_num_possible_cpus"};
+  std::vector<uint64_t> zeros(static_cast<size_t>(ncpu), 0);
+  for (uint32_t key = first; key < first + count; ++key)
+    if (bpf_map_update_elem(map_fd, &key, zeros.data(), BPF_ANY) != 0)
+      return errnoError("reset the session's counters");
+  return {};
+}
+
+uint64_t sumPerCpu(int map_fd, uint32_t key) {
+  const int ncpu = libbpf_num_possible_cpus();
+  if (ncpu <= 0) return 0;
+  std::vector<uint64_t> per_cpu(static_cast<size_t>(ncpu));
+  if (bpf_map_lookup_elem(map_fd, &key, per_cpu.data()) != 0) return 0;
+  uint64_t total = 0;
+  for (uint64_t v : per_cpu) total += v;
+  return total;
+}
+
+Result<UniqueFd> slotRingBuffer(int rings_fd, uint32_t slot, uint32_t bytes, const char* name) {
+  uint32_t id = 0;
+  if (bpf_map_lookup_elem(rings_fd, &slot, &id) == 0) {
+    UniqueFd ring(bpf_map_get_fd_by_id(id));
+    if (ring) return ring;
+  }
+  UniqueFd ring(bpf_map_create(BPF_MAP_TYPE_RINGBUF, name, 0, 0, bytes, nullptr));
+  if (!ring) return errnoError(std::string("create ring buffer ") + name);
+  const uint32_t fd = static_cast<uint32_t>(ring.get());
+  if (bpf_map_update_elem(rings_fd, &slot, &fd, BPF_ANY) != 0)
+    return errnoError(std::string("put ring buffer ") + name + " in its slot");
+  return ring;
+}
+
+}  // namespace sv::tracer
