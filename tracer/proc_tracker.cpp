@@ -196,18 +196,33 @@ void purgeApprovals(int approved_fd, uint32_t slot) {
   for (const auto& k : stale) (void)bpf_map_delete_elem(approved_fd, &k);
 }
 
-// Sets sv_proc_active to the highest claimed slot + 1.
-Status updateActive(const SharedMaps& m) {
-  uint32_t active = 0;
-  for (uint32_t slot = 0; slot < SV_PROC_MAX_SESSIONS; ++slot) {
-    sv_proc_session s{};
-    if (bpf_map_lookup_elem(m.sessions.get(), &slot, &s) == 0 && s.cgroup_id != 0)
-      active = slot + 1;
-  }
+// sv_proc_active: the highest claimed slot + 1. A claim raises it to cover
+// its slot; a release lowers it past the free slots at the top (each slot
+// read costs a syscall, so the common single session reads none).
+Status raiseActive(const SharedMaps& m, uint32_t slot) {
   const uint32_t zero = 0;
+  uint32_t active = 0;
+  (void)bpf_map_lookup_elem(m.active.get(), &zero, &active);
+  if (active > slot) return {};
+  active = slot + 1;
   if (bpf_map_update_elem(m.active.get(), &zero, &active, BPF_ANY) != 0)
     return errnoError("sv_proc_active");
   return {};
+}
+
+void lowerActive(const SharedMaps& m, uint32_t released) {
+  const uint32_t zero = 0;
+  uint32_t active = 0;
+  if (bpf_map_lookup_elem(m.active.get(), &zero, &active) != 0 || active != released + 1) return;
+  while (active > 0) {
+    const uint32_t top = active - 1;
+    sv_proc_session s{};
+    if (top != released && bpf_map_lookup_elem(m.sessions.get(), &top, &s) == 0 &&
+        s.cgroup_id != 0)
+      break;
+    --active;
+  }
+  (void)bpf_map_update_elem(m.active.get(), &zero, &active, BPF_ANY);
 }
 
 }  // namespace
@@ -301,7 +316,7 @@ Status ProcTracker::State::claim(int cgroup_fd) {
   entry.owner_start = processStartTime(::getpid());
   if (bpf_map_update_elem(maps.sessions.get(), &slot, &entry, BPF_ANY) != 0)
     return errnoError("sv_proc_sessions: claim");
-  return updateActive(maps);
+  return raiseActive(maps, slot);
 }
 
 void ProcTracker::State::release() noexcept {
@@ -311,7 +326,7 @@ void ProcTracker::State::release() noexcept {
   const sv_proc_session cleared{};
   (void)bpf_map_update_elem(maps.sessions.get(), &slot, &cleared, BPF_ANY);
   (void)bpf_map_delete_elem(maps.cgroups.get(), &slot);
-  (void)updateActive(maps);
+  lowerActive(maps, slot);
 }
 
 ProcTracker::ProcTracker(std::unique_ptr<State> state) : s_(std::move(state)) {}
