@@ -46,6 +46,7 @@ struct CommandOptions {
   std::string netns;             // a netns file (/run/netns/X) to join first
   std::vector<std::string> env;  // the whole environment; empty: inherit ours
   std::chrono::seconds timeout{60};
+  int pass_fd = -1;  // handed to the program as fd 3, inherited (say, a socket)
 };
 
 // Runs argv; output lands in out_base + ".out" / ".err". Kills it after
@@ -73,7 +74,11 @@ CommandResult runCommand(const std::vector<std::string>& argv, const std::string
     ::dup2(in, 0);
     ::dup2(out, 1);
     ::dup2(err, 2);
-    ::close_range(3, ~0U, 0);
+    if (options.pass_fd >= 0) {
+      if (options.pass_fd != 3) ::dup2(options.pass_fd, 3);  // dup2 clears CLOEXEC
+      ::fcntl(3, F_SETFD, 0);
+    }
+    ::close_range(options.pass_fd >= 0 ? 4 : 3, ~0U, 0);
     ::signal(SIGPIPE, SIG_DFL);
     ::execve(cargv[0], cargv.data(), envp);
     ::_exit(127);

@@ -15,10 +15,16 @@
  * races the execve path pointer between two names of equal length and
  * counts how each round ended (ran the allowed binary, refused, killed by
  * the in-kernel exec re-check).
+ *
+ *   escape_exec setuid-nonroot SUID_BINARY
+ *
+ * drops to uid/gid 65534 and runs a set-user-ID-root copy of this program
+ * (its "suid-check" case exits 0 when its euid is 0).
  * Exit 0: every route failed; 66: one ran; 2: setup failed.
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
+#include <grp.h>
 #include <libgen.h>
 #include <pthread.h>
 #include <signal.h>
@@ -139,10 +145,45 @@ static int execRace(const char* allowed, const char* denied, int rounds) {
   return finish();
 }
 
+/* setuid-nonroot SUID_BINARY: become nobody (the policy kept CAP_SETUID and
+ * CAP_SETGID for this), then run a set-user-ID-root copy of this program,
+ * which reports its euid ("suid-check"). Euid 0 is an escape. */
+static int setuidNonRoot(const char* suid_binary) {
+  setupOk("setgroups", setgroups(0, NULL));
+  setupOk("setresgid", setresgid(65534, 65534, 65534));
+  setupOk("setresuid", setresuid(65534, 65534, 65534));
+  printf("running %s as uid %d\n", suid_binary, (int)getuid());
+  fflush(stdout);
+  pid_t pid = fork();
+  setupOk("fork", pid);
+  if (pid == 0) {
+    char* const args[] = {(char*)suid_binary, "suid-check", NULL};
+    execve(suid_binary, args, environ);
+    printf("SETUP FAILED execve %s errno=%d (%s)\n", suid_binary, errno, strerror(errno));
+    _exit(kSetupFailed);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  if (!WIFEXITED(status) || WEXITSTATUS(status) == kSetupFailed) return kSetupFailed;
+  if (WEXITSTATUS(status) == 0) {
+    printf("ESCAPED the set-user-ID bit gave euid 0\n");
+    return kEscaped;
+  }
+  printf("blocked the set-user-ID bit gave nothing\n");
+  return kBlocked;
+}
+
 int main(int argc, char** argv) {
   if (argc >= 5 && !strcmp(argv[1], "race")) return execRace(argv[2], argv[3], atoi(argv[4]));
+  if (argc >= 3 && !strcmp(argv[1], "setuid-nonroot")) return setuidNonRoot(argv[2]);
+  if (argc >= 2 && !strcmp(argv[1], "suid-check")) {
+    printf("euid=%d\n", (int)geteuid());
+    return geteuid() == 0 ? 0 : 1;
+  }
   if (argc < 2) {
-    fprintf(stderr, "usage: escape_exec DENIED_BINARY | race ALLOWED DENIED ROUNDS\n");
+    fprintf(stderr,
+            "usage: escape_exec DENIED_BINARY | race ALLOWED DENIED ROUNDS | setuid-nonroot "
+            "SUID_BINARY\n");
     return kSetupFailed;
   }
   static const struct {

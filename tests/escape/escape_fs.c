@@ -13,6 +13,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <stdint.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
@@ -184,6 +185,36 @@ static void fdMetadata(void) {
   mustFail("ftruncate(ro fd)", ftruncate(fd, 0));
 }
 
+/* received-fd: fd 3 is a socket the caller handed down, and the caller has
+ * sent a read-only fd of .env over it (SCM_RIGHTS). Turning it into write
+ * access must fail. */
+static void receivedFd(void) {
+  char data;
+  struct iovec iov = {&data, 1};
+  char control[CMSG_SPACE(sizeof(int))];
+  struct msghdr msg;
+  memset(&msg, 0, sizeof msg);
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  msg.msg_control = control;
+  msg.msg_controllen = sizeof control;
+  setupOk("recvmsg on the inherited socket (fd 3)", recvmsg(3, &msg, MSG_CMSG_CLOEXEC));
+  struct cmsghdr* c = CMSG_FIRSTHDR(&msg);
+  if (!c || c->cmsg_type != SCM_RIGHTS) setupOk("an fd in the message", -1);
+  int fd;
+  memcpy(&fd, CMSG_DATA(c), sizeof fd);
+  char proc[64];
+  snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
+  writeThrough("reopen the received fd for write", proc);
+  mustFail("fchmod(received fd, 0666)", fchmod(fd, 0666));
+  mustFail("ftruncate(received fd)", ftruncate(fd, 0));
+  mustFail("write(received fd)", write(fd, "PWNED", 5));
+  mustFail("linkat(received fd, AT_EMPTY_PATH) then open it for write",
+           linkat(fd, "", AT_FDCWD, "stolen", AT_EMPTY_PATH) == 0
+               ? open("stolen", O_WRONLY | O_TRUNC | O_CLOEXEC)
+               : -1);
+}
+
 /* vfork: the child runs on the parent's memory and stack until it execs. */
 static void viaVfork(void) {
   volatile int child_fd = -2, child_errno = 0;
@@ -233,7 +264,7 @@ int main(int argc, char** argv) {
       {"hardlink", hardlink},  {"rename-onto", renameOnto}, {"opath-reopen", opathReopen},
       {"proc-root", procRoot}, {"dotdot", dotdot},          {"long-path", longPath},
       {"non-utf8", nonUtf8},   {"openat2", oddOpenat2},     {"fd-metadata", fdMetadata},
-      {"vfork", viaVfork},     {"foreign-fd", foreignFd},
+      {"vfork", viaVfork},     {"foreign-fd", foreignFd},   {"received-fd", receivedFd},
   };
   return dispatch(kCases, sizeof kCases / sizeof *kCases, argc, argv);
 }

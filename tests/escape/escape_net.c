@@ -3,12 +3,17 @@
  *   escape_net CASE IP PORT      (CASE: udp, tcp)
  *   escape_net abstract NAME     (an abstract unix socket listening outside)
  *   escape_net unix PATH         (a pathname unix socket listening outside)
+ *   escape_net connect-race IP PORT
  *
  * udp: sendto and sendmsg without connect, sendto to the host from a UDP
  * socket connected to loopback, and the same through an AF_INET6 socket with
  * the IPv4-mapped address (::ffff:IP). tcp: connect, IPv4-mapped connect,
  * and a TCP Fast Open sendto(MSG_FASTOPEN), which connects and sends in one
  * call. Each attempt sends "PWNED"; the test host must see none of it.
+ * connect-race: a thread flips the address connect() reads between a
+ * loopback listener of the attack's own (allowed under code-sandbox) and the
+ * test host, 20,000 rounds; no connect may reach the host, whatever the timing
+ * (the cgroup programs judge the kernel's copy of the address).
  * An attempt whose socket (or loopback connect) is refused already prints
  * "not tried: ..." instead (strict refuses every inet socket).
  * Exit 0: every attempt failed; 66: one went out; 2: setup failed.
@@ -17,6 +22,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <pthread.h>
 #include <stddef.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -142,6 +148,78 @@ static void unixConnect(const char* name, int abstract) {
   close(s);
 }
 
+struct ConnectRace {
+  struct sockaddr_in addr; /* what connect() reads, flipped by the thread */
+  struct sockaddr_in allowed, host;
+  volatile int stop;
+};
+
+/* Each address stays a while (a spin of a few µs), so connect() copies
+ * either one, or a mix of the two, in about equal measure. */
+static void* flipAddress(void* p) {
+  struct ConnectRace* r = p;
+  while (!r->stop) {
+    memcpy((void*)&r->addr, &r->host, sizeof r->addr);
+    __asm__ volatile("" ::: "memory"); /* the store is for the other thread: keep it */
+    for (volatile int i = 0; i < 2000; i++) {
+    }
+    memcpy((void*)&r->addr, &r->allowed, sizeof r->addr);
+    __asm__ volatile("" ::: "memory");
+    for (volatile int i = 0; i < 2000; i++) {
+    }
+  }
+  return NULL;
+}
+
+static void connectRace(const char* ip, int port) {
+  enum { kRounds = 20000 };
+  int listener = attackSocket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, "connect race");
+  if (listener < 0) return;
+  struct ConnectRace r;
+  memset(&r, 0, sizeof r);
+  r.allowed = v4("127.0.0.1", 0);
+  socklen_t len = sizeof r.allowed;
+  setupOk("bind loopback", bind(listener, (struct sockaddr*)&r.allowed, sizeof r.allowed));
+  setupOk("listen", listen(listener, 4096));
+  setupOk("getsockname", getsockname(listener, (struct sockaddr*)&r.allowed, &len));
+  r.host = v4(ip, port);
+  r.addr = r.allowed;
+  pthread_t t;
+  setupOk("pthread_create", -pthread_create(&t, NULL, flipAddress, &r));
+  int loopback = 0, denied = 0, other = 0, reached = 0;
+  for (int i = 0; i < kRounds; i++) {
+    int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (s < 0) break;
+    if (connect(s, (struct sockaddr*)&r.addr, sizeof r.addr) == 0) {
+      struct sockaddr_in peer;
+      socklen_t plen = sizeof peer;
+      if (getpeername(s, (struct sockaddr*)&peer, &plen) == 0 &&
+          peer.sin_addr.s_addr == r.host.sin_addr.s_addr) {
+        reached++;
+        (void)!write(s, "PWNED9", 6);
+      } else {
+        loopback++;
+      }
+    } else if (errno == EPERM) {
+      denied++;
+    } else {
+      other++;
+    }
+    close(s);
+    for (int c; (c = accept4(listener, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC)) >= 0;) close(c);
+  }
+  r.stop = 1;
+  pthread_join(t, NULL);
+  close(listener);
+  printf("connect race: %d rounds to loopback, %d denied (EPERM), %d other errors, %d reached "
+         "the test host\n",
+         loopback, denied, other, reached);
+  if (reached) {
+    printf("ESCAPED a racing connect reached the test host\n");
+    g_escaped = 1;
+  }
+}
+
 int main(int argc, char** argv) {
   if (argc >= 4 && !strcmp(argv[1], "udp"))
     udp(argv[2], atoi(argv[3]));
@@ -151,8 +229,11 @@ int main(int argc, char** argv) {
     unixConnect(argv[2], 1);
   else if (argc >= 3 && !strcmp(argv[1], "unix"))
     unixConnect(argv[2], 0);
+  else if (argc >= 4 && !strcmp(argv[1], "connect-race"))
+    connectRace(argv[2], atoi(argv[3]));
   else {
-    fprintf(stderr, "usage: escape_net udp|tcp IP PORT | abstract NAME | unix PATH\n");
+    fprintf(stderr,
+            "usage: escape_net udp|tcp|connect-race IP PORT | abstract NAME | unix PATH\n");
     return kSetupFailed;
   }
   return finish();

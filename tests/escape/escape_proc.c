@@ -318,8 +318,38 @@ static int readPidsMax(const char* v1_controller, char* path, size_t path_size, 
   return 0;
 }
 
+/* A real fork bomb, bounded: children that wait, forked until fork fails or
+ * kBombCap processes exist (more than any pids.max supervise sets); reaching
+ * the cap means nothing stopped it. Every child is killed and reaped after. */
+enum { kBombCap = 4096 + 512 };
+static pid_t g_kids[kBombCap];
+
+static void forkBomb(void) {
+  int n = 0, err = 0;
+  for (; n < kBombCap; n++) {
+    pid_t p = fork();
+    if (p < 0) {
+      err = errno;
+      break;
+    }
+    if (p == 0) {
+      pause();
+      _exit(0);
+    }
+    g_kids[n] = p;
+  }
+  for (int i = 0; i < n; i++) kill(g_kids[i], SIGKILL);
+  for (int i = 0; i < n; i++) waitpid(g_kids[i], NULL, 0);
+  if (n >= kBombCap) {
+    printf("ESCAPED fork bomb: %d processes and no limit hit\n", n);
+    g_escaped = 1;
+    return;
+  }
+  printf("blocked fork bomb after %d processes: fork errno=%d (%s)\n", n, err, strerror(err));
+}
+
 /* The tree's pids.max bounds a fork bomb: the session cgroup's (cgroup2), or
- * on hybrid hosts the session's v1 pids cgroup. Read, not bombed. */
+ * on hybrid hosts the session's v1 pids cgroup. Read, then bombed. */
 static void pidsLimit(void) {
   char path[1024], value[64];
   int rc = readPidsMax(NULL, path, sizeof path, value, sizeof value);
@@ -327,14 +357,16 @@ static void pidsLimit(void) {
     char v1_path[1024], v1_value[64];
     if (readPidsMax("pids", v1_path, sizeof v1_path, v1_value, sizeof v1_value) == 0 &&
         strcmp(v1_value, "max") != 0) {
-      printf("blocked fork bomb: %s = %s\n", v1_path, v1_value);
+      printf("pids limit: %s = %s\n", v1_path, v1_value);
+      forkBomb();
       return;
     }
     printf("ESCAPED no pids limit: %s = '%s'\n", path, rc == 0 ? value : "unreadable");
     g_escaped = 1;
     return;
   }
-  printf("blocked fork bomb: %s = %s\n", path, value);
+  printf("pids limit: %s = %s\n", path, value);
+  forkBomb();
 }
 
 int main(int argc, char** argv) {

@@ -120,10 +120,12 @@ struct Outcome {
 // Runs argv in cwd (optionally inside a network namespace), at most 60 s;
 // see tests/common/run_command.h.
 Outcome runCommand(const std::vector<std::string>& argv, const std::string& cwd,
-                   const std::string& out_base, const std::string& netns = "") {
+                   const std::string& out_base, const std::string& netns = "",
+                   int pass_fd = -1) {
   test::CommandOptions options;
   options.cwd = cwd;
   options.netns = netns;
+  options.pass_fd = pass_fd;
   const test::CommandResult r = test::runCommand(argv, out_base, options);
   return Outcome{r.status, r.out, (r.timed_out ? "(timed out)\n" : "") + r.err, {}};
 }
@@ -200,7 +202,7 @@ class EscapeTest : public testing::Test {
     argv.insert(argv.end(), sv_args.begin(), sv_args.end());
     argv.push_back("--");
     argv.insert(argv.end(), cmd.begin(), cmd.end());
-    Outcome o = runCommand(argv, ws_, base, netns);
+    Outcome o = runCommand(argv, ws_, base, netns, pass_fd_);
     std::ifstream audit(base + ".audit");
     for (std::string line; std::getline(audit, line);) {
       json e = json::parse(line, nullptr, false);
@@ -234,6 +236,7 @@ class EscapeTest : public testing::Test {
   std::string preset_ = "code-sandbox";
   std::string root_, ws_, env_before_;
   int runs_ = 0;
+  int pass_fd_ = -1;  // given to every command run as fd 3 (see FdReceivedOverAnInheritedSocket)
 };
 
 // A case run once per preset: the parameter is the preset's name.
@@ -492,6 +495,78 @@ TEST_P(PresetEscape, RootCommandHasNoCapabilities) {
   EXPECT_FALSE(fs::exists(ws_ + "/mem"));
 }
 
+// A command that is not root runs a set-user-ID-root binary: no_new_privs
+// makes the kernel ignore the bit, so its euid stays. The policy keeps
+// CAP_SETUID/CAP_SETGID only so the command can become nobody itself.
+TEST_P(PresetEscape, SetuidBinaryGivesANonRootCommandNothing) {
+  const fs::path progs = fs::path(prog("escape_exec")).parent_path();
+  const std::string suid = (progs / "escape_exec-suid").string();
+  std::error_code ec;
+  fs::copy_file(prog("escape_exec"), suid, fs::copy_options::overwrite_existing, ec);
+  ASSERT_FALSE(ec) << ec.message();
+  ASSERT_EQ(::chown(suid.c_str(), 0, 0), 0);
+  ASSERT_EQ(::chmod(suid.c_str(), 04755), 0);
+  ASSERT_EQ(::chmod(progs.c_str(), 0755), 0);  // nobody must reach it
+  // Control: unsupervised, the same steps end with euid 0.
+  Outcome control = runCommand({prog("escape_exec"), "setuid-nonroot", suid}, "/",
+                               root_ + "/control");
+  ASSERT_EQ(control.status, kEscaped) << "control: the set-user-ID bit works here\n"
+                                      << control.describe();
+  Outcome o = supervise({"-o", R"(capabilities.keep=["CAP_SETUID","CAP_SETGID"])"},
+                        {prog("escape_exec"), "setuid-nonroot", suid});
+  EXPECT_EQ(o.status, kBlocked) << o.describe();
+  EXPECT_NE(o.out.find("euid=65534"), std::string::npos) << o.describe();
+}
+
+// The caller hands the command a socket (fd 3) and, over it, a read-only fd
+// of .env: what the caller gives is the caller's choice, but the command
+// must not turn it into write access (reopen through /proc, metadata,
+// truncation, a hard link to the file).
+TEST_P(PresetEscape, FdReceivedOverAnInheritedSocket) {
+  auto offer = [this](int sock) {
+    int env = ::open((ws_ + "/.env").c_str(), O_RDONLY | O_CLOEXEC);
+    ASSERT_GE(env, 0);
+    char data = 'x';
+    iovec iov{&data, 1};
+    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+    msghdr msg{};
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control;
+    msg.msg_controllen = sizeof control;
+    cmsghdr* c = CMSG_FIRSTHDR(&msg);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(sizeof(int));
+    std::memcpy(CMSG_DATA(c), &env, sizeof env);
+    ASSERT_EQ(::sendmsg(sock, &msg, 0), 1);
+    ::close(env);
+  };
+  int pair[2];
+  ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair), 0);
+  pass_fd_ = pair[1];
+  // Control: unsupervised, a received read-only fd reopens for write.
+  offer(pair[0]);
+  Outcome control = runCommand({prog("escape_fs"), "received-fd"}, ws_, root_ + "/control", "",
+                               pass_fd_);
+  ASSERT_EQ(control.status, kEscaped) << "control run\n" << control.describe();
+  std::ofstream(ws_ + "/.env", std::ios::trunc) << "SECRET=hunter2\n";  // the control wrote it
+  fs::remove(ws_ + "/stolen");
+  ASSERT_EQ(::chmod((ws_ + "/.env").c_str(), 0600), 0);
+  const timespec old[2] = {{1000000000, 0}, {1000000000, 0}};
+  ASSERT_EQ(::utimensat(AT_FDCWD, (ws_ + "/.env").c_str(), old, 0), 0);
+  env_before_ = fileState(ws_ + "/.env");
+
+  offer(pair[0]);
+  Outcome o = supervise({}, {prog("escape_fs"), "received-fd"});
+  ::close(pair[0]);
+  ::close(pair[1]);
+  pass_fd_ = -1;
+  EXPECT_EQ(o.status, kBlocked) << o.describe();
+  expectEnvUnchanged();
+  EXPECT_GE(o.denials("file", "", "/.env"), 1) << o.describe();
+}
+
 // A fork bomb is bounded by pids.max: the session cgroup's, or on hybrid hosts the
 // session's v1 pids cgroup (read, not bombed).
 TEST_P(PresetEscape, ForkBombIsBoundedByPidsMax) {
@@ -501,6 +576,10 @@ TEST_P(PresetEscape, ForkBombIsBoundedByPidsMax) {
                     "to its cgroup2 parent, no v1 pids hierarchy): "
                  << o.out;
   EXPECT_EQ(o.status, kBlocked) << o.describe();
+  // The bomb itself ran into the limit: fork failed with EAGAIN below 4096.
+  std::printf("%s", o.out.c_str());
+  EXPECT_NE(o.out.find("blocked fork bomb after"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("errno=11"), std::string::npos) << o.out;
 }
 
 // ---------------------------------------------------------------------------
@@ -623,6 +702,34 @@ TEST_P(NetEscape, TcpConnectMappedV6AndFastOpen) {
   EXPECT_EQ(received(), "") << "the test host saw traffic";
   EXPECT_EQ(o.status, kBlocked) << o.describe();
   expectNetworkDenials(o, 2, 3);
+}
+
+// A thread flips the address connect() reads between the attack's own
+// loopback listener and the test host, 20,000 rounds: the cgroup programs
+// judge the kernel's copy of the address, so no round reaches the host, and
+// every refused round is in the audit stream.
+TEST_P(NetEscape, ConnectAddressRace) {
+  Outcome o = supervise({}, {prog("escape_net"), "connect-race", "198.51.100.1", "4242"},
+                        "/run/netns/" + side_);
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  EXPECT_EQ(received(), "") << "the test host saw traffic";
+  EXPECT_EQ(o.status, kBlocked) << o.status << "\n" << o.out << o.err;
+  if (strict()) {
+    EXPECT_GE(o.denials("network"), 1);  // the listener's socket, refused
+    return;
+  }
+  int loopback = -1, denied = -1;
+  const size_t at = o.out.find("connect race: ");
+  ASSERT_NE(at, std::string::npos) << o.out;
+  ASSERT_EQ(std::sscanf(o.out.c_str() + at, "connect race: %d rounds to loopback, %d denied",
+                        &loopback, &denied),
+            2)
+      << o.out;
+  std::printf("%s", o.out.c_str() + at);
+  // Both outcomes happened, so the two addresses really raced.
+  EXPECT_GT(loopback, 0) << o.out;
+  EXPECT_GT(denied, 0) << o.out;
+  EXPECT_EQ(o.denials("network"), denied) << o.out;
 }
 
 // A unix listener outside the session, bound by this (unsupervised) test.
