@@ -11,6 +11,7 @@
 
 #include "common/unique_fd.h"
 #include "tracer/cgroup.h"
+#include "tracer/mountinfo.h"
 #include "tracer/read_file.h"
 
 namespace sv::tracer {
@@ -19,11 +20,9 @@ namespace {
 constexpr char kDefaultBpffs[] = "/sys/fs/bpf";
 constexpr char kKeeperCgroup[] = "supervise.keepers";
 
-// The bpffs mount point from /proc/self/mountinfo, "" if none.
-std::string bpffsMount() {
-  auto text = readWholeFile("/proc/self/mountinfo");
-  if (!text) return "";
-  std::string_view rest = *text;
+// The bpffs mount point in mountinfo text, "" if none.
+std::string bpffsMount(std::string_view mountinfo) {
+  std::string_view rest = mountinfo;
   while (!rest.empty()) {
     const size_t nl = rest.find('\n');
     const std::string_view line = rest.substr(0, nl);
@@ -59,11 +58,13 @@ uint64_t linkCgroupId(int link) {
 
 // keeperPinDir() without the cache.
 std::string findOrMakeKeeperPinDir() {
-  std::string mount = bpffsMount();
+  std::string mount = bpffsMount(mountinfoOnce());
   if (mount.empty()) {
     if (::mount("bpf", kDefaultBpffs, "bpf", MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=0700") != 0)
       return "";
-    mount = bpffsMount();  // a concurrent session may have mounted first: the top one
+    // A concurrent session may have mounted first: the top one, read afresh.
+    auto now = readWholeFile("/proc/self/mountinfo");
+    mount = now ? bpffsMount(*now) : "";
     if (mount.empty()) return "";
   }
   const std::string dir = mount + "/supervise";

@@ -64,10 +64,10 @@ int dropCapabilities(uint64_t keep_mask) {
     return -errno;
   }
   // Bounding set: PR_CAPBSET_DROP fails with EINVAL past the last capability
-  // the kernel knows, which is our loop end (no /proc read in the child).
+  // the kernel knows, which is our loop end (no /proc read in the child, and
+  // one syscall per capability: each costs ~10 us on a PVM guest).
   bool have_setpcap = prctl(PR_CAPBSET_READ, CAP_SETPCAP, 0, 0, 0) == 1;
   for (int cap = 0; cap < 64; ++cap) {
-    if (prctl(PR_CAPBSET_READ, cap, 0, 0, 0) < 0) break;  // EINVAL: past cap_last_cap
     if (keep_mask & (uint64_t{1} << cap)) continue;
     if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0) {
       if (errno == EINVAL) break;

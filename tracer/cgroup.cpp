@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "tracer/mountinfo.h"
 #include "tracer/probe.h"
 
 namespace sv::tracer {
@@ -69,8 +70,8 @@ struct CgroupMount {
 Result<CgroupMount> findMount(std::string_view fstype = "cgroup2",
                               std::string_view controller = {}) {
   if (testDisabled("cgroup")) return Error{ENOSYS, std::string("cgroup2 ") + kDisabledByTest};
-  std::ifstream in("/proc/self/mountinfo");
-  if (!in) return errnoError("open /proc/self/mountinfo");
+  if (mountinfoOnce().empty()) return Error{EIO, "cannot read /proc/self/mountinfo"};
+  std::istringstream in(mountinfoOnce());
   std::string line;
   while (std::getline(in, line)) {
     // id parent major:minor root mount-point options [optional...] - fstype source super

@@ -72,7 +72,14 @@ Result<UniqueFd> buildLandlockRuleset(const policy::LandlockPlan& plan, int abi,
     access &= attr.handled_access_fs;
     if (access == 0) continue;
 
-    UniqueFd path_fd(::open(rule.path.c_str(), O_PATH | O_CLOEXEC));
+    // Roots are mostly directories: O_DIRECTORY tells a directory apart in
+    // the open itself (no fstat: syscalls are what a ruleset costs).
+    UniqueFd path_fd(::open(rule.path.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+    if (!path_fd && errno == ENOTDIR) {
+      path_fd.reset(::open(rule.path.c_str(), O_PATH | O_CLOEXEC));
+      access &= ~kDirOnly;
+      if (path_fd && access == 0) continue;
+    }
     if (!path_fd) {
       if (errno == ENOENT || errno == ENOTDIR) {
         if (skipped) skipped->push_back(rule.path);
@@ -80,10 +87,6 @@ Result<UniqueFd> buildLandlockRuleset(const policy::LandlockPlan& plan, int abi,
       }
       return errnoError("landlock: open " + rule.path);
     }
-    struct stat st {};
-    if (::fstat(path_fd.get(), &st) != 0) return errnoError("landlock: fstat " + rule.path);
-    if (!S_ISDIR(st.st_mode)) access &= ~kDirOnly;
-    if (access == 0) continue;
 
     LandlockPathBeneathAttr beneath{};
     beneath.allowed_access = access;
