@@ -1,0 +1,72 @@
+// bpf_shared.h's building blocks: the pin name a build gets, a claim's owner
+// check, and the slot ring buffers of a map-of-maps (root: BPF maps).
+#include "tracer/bpf_shared.h"
+
+#include <bpf/bpf.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <string>
+
+namespace sv::tracer {
+namespace {
+
+TEST(SharedPinName, OneNamePerObjectAndAbi) {
+  const char a[] = "object bytes", b[] = "object bytez";
+  EXPECT_EQ(sharedPinName("net", 4, a, sizeof a), sharedPinName("net", 4, a, sizeof a));
+  EXPECT_NE(sharedPinName("net", 4, a, sizeof a), sharedPinName("net", 4, b, sizeof b));
+  EXPECT_NE(sharedPinName("net", 4, a, sizeof a), sharedPinName("net", 5, a, sizeof a));
+  EXPECT_EQ(sharedPinName("proc", 2, a, sizeof a).rfind("proc-v2-", 0), 0u);
+}
+
+// A claim names its supervisor by pid and start time: alive while it runs,
+// gone once it died, and never "alive" for a reused pid with another start.
+TEST(ClaimOwner, AliveOnlyWhileThatVeryProcessRuns) {
+  EXPECT_TRUE(claimOwnerAlive(static_cast<uint32_t>(::getpid()), processStartTime(::getpid())));
+  EXPECT_FALSE(claimOwnerAlive(static_cast<uint32_t>(::getpid()),
+                               processStartTime(::getpid()) + 1));
+  EXPECT_FALSE(claimOwnerAlive(0, 0));
+  const pid_t child = ::fork();
+  if (child == 0) {
+    ::pause();
+    ::_exit(0);
+  }
+  const uint64_t start = processStartTime(child);
+  EXPECT_NE(start, 0u);
+  EXPECT_TRUE(claimOwnerAlive(static_cast<uint32_t>(child), start));
+  ::kill(child, SIGKILL);
+  ::waitpid(child, nullptr, 0);
+  EXPECT_FALSE(claimOwnerAlive(static_cast<uint32_t>(child), start));
+}
+
+// A slot's ring buffer is created once and found again by the next session.
+TEST(SlotRingBuffer, CreatedOnceAndReused) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root for BPF maps";
+  UniqueFd inner(bpf_map_create(BPF_MAP_TYPE_RINGBUF, "sv_t_inner", 0, 0, 4096, nullptr));
+  if (!inner) GTEST_SKIP() << "needs BPF ring buffers: " << std::strerror(errno);
+  LIBBPF_OPTS(bpf_map_create_opts, opts, .inner_map_fd = static_cast<__u32>(inner.get()));
+  UniqueFd rings(bpf_map_create(BPF_MAP_TYPE_ARRAY_OF_MAPS, "sv_t_rings", 4, 4, 2, &opts));
+  ASSERT_TRUE(rings) << std::strerror(errno);
+  auto first = slotRingBuffer(rings.get(), 1, 4096, "sv_t_ring");
+  ASSERT_TRUE(first.ok()) << first.error().message();
+  auto again = slotRingBuffer(rings.get(), 1, 4096, "sv_t_ring");
+  ASSERT_TRUE(again.ok()) << again.error().message();
+  bpf_map_info a{}, b{};
+  __u32 len = sizeof a;
+  ASSERT_EQ(bpf_obj_get_info_by_fd(first->get(), &a, &len), 0);
+  len = sizeof b;
+  ASSERT_EQ(bpf_obj_get_info_by_fd(again->get(), &b, &len), 0);
+  EXPECT_EQ(a.id, b.id) << "the slot's ring buffer was made twice";
+  auto other = slotRingBuffer(rings.get(), 0, 4096, "sv_t_ring");
+  ASSERT_TRUE(other.ok()) << other.error().message();
+  bpf_map_info c{};
+  len = sizeof c;
+  ASSERT_EQ(bpf_obj_get_info_by_fd(other->get(), &c, &len), 0);
+  EXPECT_NE(c.id, a.id);
+}
+
+}  // namespace
+}  // namespace sv::tracer
