@@ -313,7 +313,7 @@ const FsCase kFsCases[] = {
     {"non-utf8", "code-sandbox", "/.env."},
     {"openat2", "code-sandbox", "/.env"},
     {"vfork", "code-sandbox", "/.env"},
-    {"fd-metadata", "code-sandbox", nullptr},
+    {"fd-metadata", "code-sandbox", "/.env"},
     {"hardlink", "strict", "/.env"},
     {"rename-onto", "strict", "/.env"},
     {"opath-reopen", "strict", "/.env"},
@@ -323,7 +323,7 @@ const FsCase kFsCases[] = {
     {"non-utf8", "strict", "/.env."},
     {"openat2", "strict", "/.env"},
     {"vfork", "strict", "/.env"},
-    {"fd-metadata", "strict", nullptr},
+    {"fd-metadata", "strict", "/.env"},
 };
 
 INSTANTIATE_TEST_SUITE_P(Escape, FsEscape, testing::ValuesIn(kFsCases),
