@@ -3,6 +3,7 @@
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -59,6 +60,56 @@ void SharedPins::remove(std::span<const char* const> names) const {
   if (dir_.empty()) return;
   for (const char* name : names) ::unlink((dir_ + "/" + name).c_str());
   ::rmdir(dir_.c_str());
+}
+
+namespace {
+
+// Whether a session of the load in `dir` may still run: a slot claimed by a
+// live supervisor, or a map this code cannot read (kept, to be safe).
+bool loadInUse(const std::string& dir) {
+  UniqueFd sessions(bpf_obj_get((dir + "/sessions").c_str()));
+  if (!sessions) return false;  // a half-made load: nothing can use it
+  bpf_map_info info{};
+  __u32 len = sizeof info;
+  if (bpf_obj_get_info_by_fd(sessions.get(), &info, &len) != 0 || info.value_size != 24)
+    return true;
+  struct Slot {
+    uint64_t cgroup_id;
+    uint32_t flags, owner_pid;
+    uint64_t owner_start;
+  } slot{};
+  for (uint32_t i = 0; i < info.max_entries; ++i) {
+    if (bpf_map_lookup_elem(sessions.get(), &i, &slot) != 0) return true;
+    if (slot.cgroup_id != 0 && claimOwnerAlive(slot.owner_pid, slot.owner_start)) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+void SharedPins::removeUnusedSiblings(const char* prefix) const {
+  if (dir_.empty()) return;
+  const std::string parent = dir_.substr(0, dir_.rfind('/'));
+  const std::string mine = dir_.substr(parent.size() + 1);
+  const std::string start = std::string(prefix) + "-v";
+  DIR* d = ::opendir(parent.c_str());
+  if (!d) return;
+  std::vector<std::string> stale;
+  while (const dirent* e = ::readdir(d)) {
+    const std::string name = e->d_name;
+    if (e->d_type == DT_DIR && name.rfind(start, 0) == 0 && name != mine &&
+        !loadInUse(parent + "/" + name))
+      stale.push_back(parent + "/" + name);
+  }
+  ::closedir(d);
+  for (const auto& dir : stale) {
+    DIR* pins = ::opendir(dir.c_str());
+    if (!pins) continue;
+    while (const dirent* e = ::readdir(pins))
+      if (e->d_name[0] != '.') ::unlinkat(::dirfd(pins), e->d_name, 0);
+    ::closedir(pins);
+    ::rmdir(dir.c_str());
+  }
 }
 
 SharedPins::Lock::Lock(const SharedPins& pins) : fd_(pins.lock_fd_.get()) {

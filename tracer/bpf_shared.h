@@ -49,6 +49,12 @@ class SharedPins {
   Status pin(std::span<const int> fds, std::span<const char* const> names) const;
   // Removes the named pins and the directory (what a failed load left).
   void remove(std::span<const char* const> names) const;
+  // Removes the loads of other builds (sibling directories named like
+  // sharedPinName(prefix, ...)) that no running session uses: their pinned
+  // links would otherwise stay attached for the boot, one set per build.
+  // Their "sessions" map tells (struct of 24 bytes per slot: cgroup id, flags,
+  // owner pid and start time, as both ABIs lay it out). Call with the lock held.
+  void removeUnusedSiblings(const char* prefix) const;
 
   // Holds the pin directory's flock for a scope; a no-op without bpffs.
   class Lock {

@@ -636,6 +636,7 @@ Result<NetFilter> NetFilter::load(const policy::NetworkPlan& plan,
       }
       s->skel = std::move(loaded->first);
       s->net = std::move(loaded->second);
+      load_pins->removeUnusedSiblings("net");  // a new build's first session: older loads go
     }
     s->unix_paths = options.unix_paths && s->net.has(kConnectUnix);
     if (!options.unix_paths) s->unix_detail = "not requested";
@@ -750,6 +751,11 @@ uint64_t NetFilter::droppedEvents() const {
 
 const std::string& NetFilter::libbpfLog() const { return s_->log; }
 uint32_t NetFilter::slot() const { return s_->slot; }
+uint32_t NetFilter::slotOwner(uint32_t slot) const {
+  sv_net_session entry{};
+  if (bpf_map_lookup_elem(s_->net.map(kSessions), &slot, &entry) != 0) return 0;
+  return entry.cgroup_id ? entry.owner_pid : 0;
+}
 
 bool NetFilter::unixPathsEnforced() const { return s_->unix_paths; }
 const std::string& NetFilter::unixPathsDetail() const { return s_->unix_detail; }

@@ -144,8 +144,10 @@ class NetFilter {
   uint64_t droppedEvents() const;
   // libbpf warnings printed while loading (kept out of stderr).
   const std::string& libbpfLog() const;
-  // This session's slot in the load the host's sessions share.
+  // This session's slot in the load the host's sessions share, and the
+  // supervisor pid a slot's claim names (0: free; for tests).
   uint32_t slot() const;
+  uint32_t slotOwner(uint32_t slot) const;
 
  private:
   struct State;

@@ -355,6 +355,7 @@ Result<ProcTracker> ProcTracker::load(int cgroup_fd, const ProcTrackerOptions& o
       }
       s->maps = SharedMaps::from(std::move(loaded->fds));
       s->own = std::move(*loaded);  // pinned, the links outlive it: attached for the boot
+      s->pins->removeUnusedSiblings("proc");  // a new build's first session: older loads go
     }
     SV_TRY(s->claim(cgroup_fd));
   }
@@ -397,6 +398,12 @@ uint64_t ProcTracker::kills() const {
 bool ProcTracker::recheck() const { return s_->options.recheck; }
 
 uint32_t ProcTracker::slot() const { return s_->slot; }
+
+uint32_t ProcTracker::slotOwner(uint32_t slot) const {
+  sv_proc_session entry{};
+  if (bpf_map_lookup_elem(s_->maps.sessions.get(), &slot, &entry) != 0) return 0;
+  return entry.cgroup_id ? entry.owner_pid : 0;
+}
 
 uint32_t ProcTracker::execProgramId() const {
   const int link = s_->maps.links.back().get();

@@ -93,6 +93,8 @@ class ProcTracker {
   // session's slot in it, and the id of the exec program that serves it.
   uint32_t slot() const;
   uint32_t execProgramId() const;
+  // The supervisor pid a slot's claim names (0: free); for tests.
+  uint32_t slotOwner(uint32_t slot) const;
 
  private:
   struct State;

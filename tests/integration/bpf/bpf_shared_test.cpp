@@ -68,5 +68,41 @@ TEST(SlotRingBuffer, CreatedOnceAndReused) {
   EXPECT_NE(c.id, a.id);
 }
 
+// Another build's load goes once no live supervisor holds a slot in it; one
+// a running session uses stays.
+TEST(SharedPins, RemovesOnlyUnusedSiblingLoads) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root for bpffs pins";
+  const std::string prefix = "sv-test" + std::to_string(::getpid());
+  SharedPins mine(prefix + "-v1-mine");
+  if (!mine.pinned()) GTEST_SKIP() << "needs a bpffs (keeperPinDir)";
+  struct Slot {
+    uint64_t cgroup_id;
+    uint32_t flags, owner_pid;
+    uint64_t owner_start;
+  };
+  auto sibling = [&](const std::string& tag, const Slot& slot0) {
+    SharedPins pins(prefix + "-v1-" + tag);
+    UniqueFd map(bpf_map_create(BPF_MAP_TYPE_ARRAY, "sessions", 4, sizeof(Slot), 4, nullptr));
+    EXPECT_TRUE(map) << std::strerror(errno);
+    const uint32_t zero = 0;
+    EXPECT_EQ(bpf_map_update_elem(map.get(), &zero, &slot0, BPF_ANY), 0);
+    const int fds[] = {map.get()};
+    const char* names[] = {"sessions"};
+    EXPECT_TRUE(pins.pin(fds, names).ok());
+    return pins.dir();
+  };
+  const std::string dead =
+      sibling("dead", Slot{42, 0, 0x7ffffff0u, 1});  // a claim whose owner is gone
+  const std::string live =
+      sibling("live", Slot{43, 0, static_cast<uint32_t>(::getpid()), processStartTime(::getpid())});
+  const std::string free_slots = sibling("free", Slot{});
+  mine.removeUnusedSiblings(prefix.c_str());
+  EXPECT_NE(::access(dead.c_str(), F_OK), 0) << "a load no one uses stayed";
+  EXPECT_NE(::access(free_slots.c_str(), F_OK), 0) << "a load no one uses stayed";
+  EXPECT_EQ(::access(live.c_str(), F_OK), 0) << "a running session's load was removed";
+  ::unlink((live + "/sessions").c_str());
+  ::rmdir(live.c_str());
+}
+
 }  // namespace
 }  // namespace sv::tracer
