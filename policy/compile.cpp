@@ -115,7 +115,10 @@ CompiledPolicy compile(const Policy& policy) {
   for (const auto& [_, prof] : policy.profiles)
     deny_read = deny_read || !prof.filesystem.deny_read.empty();
   out.seccomp.notify_write_opens = true;
-  out.seccomp.notify_read_opens = deny_read;
+  // audit.level all is the full file-access trail: every read open goes to
+  // user space too (decided there and recorded), at a notify round trip per
+  // open (docs/audit-events.md). Otherwise only a denyRead glob needs them.
+  out.seccomp.notify_read_opens = deny_read || policy.audit.level == AuditLevel::All;
   // Every exec is decided in user space, whatever the exec rules: even
   // audit.level deny records every exec decision (docs/audit-events.md).
   // With execs notified, the process tracker's exec re-check runs too.

@@ -29,6 +29,14 @@ constexpr std::string_view kReasonDefaultConnect = "destination not in network.a
 constexpr std::string_view kReasonNone = "network.mode is none";
 constexpr std::string_view kReasonAll = "network.mode is all";
 constexpr std::string_view kReasonLoopback = "loopback is allowed in network.mode localhost";
+// rule.name of the rules that are no entry of the policy.
+constexpr std::string_view kNameDefaultRead = "default: read outside every readable root";
+constexpr std::string_view kNameDefaultWrite = "default: write outside every writable root";
+constexpr std::string_view kNameDefaultExec = "default: exec not allowed by the exec rules";
+constexpr std::string_view kNameDefaultConnect = "default: destination not in network.allow";
+constexpr std::string_view kNameNone = "network.mode none";
+constexpr std::string_view kNameAll = "network.mode all";
+constexpr std::string_view kNameLoopback = "network.mode localhost (loopback)";
 
 // Collects explain steps; a null tracer records nothing (decide()).
 struct Tracer {
@@ -57,7 +65,7 @@ const PathRule* firstMatch(const std::vector<PathRule>& rules, std::string_view 
   return nullptr;
 }
 
-Decision fromRule(Verdict v, const PathRule& r) { return {v, r.id, r.reason}; }
+Decision fromRule(Verdict v, const PathRule& r) { return {v, r.id, r.reason, r.name}; }
 
 const Profile* findProfile(const Policy& p, std::string_view name) {
   if (name.empty()) return nullptr;
@@ -92,7 +100,7 @@ Decision decideRead(const Policy& p, const Profile* prof, std::string_view path,
   if (auto* r = firstMatch(p.system_read, path, t, "system read path", nullptr))
     return fromRule(Verdict::Allow, *r);
   t.add(kDefaultDenyRead, "no rule allows reading", true);
-  return {Verdict::Deny, kDefaultDenyRead, kReasonDefaultRead};
+  return {Verdict::Deny, kDefaultDenyRead, kReasonDefaultRead, kNameDefaultRead};
 }
 
 Decision decideWrite(const Policy& p, const Profile* prof, std::string_view path, Tracer& t) {
@@ -109,7 +117,7 @@ Decision decideWrite(const Policy& p, const Profile* prof, std::string_view path
   if (auto* r = firstMatch(p.system_write, path, t, "system write path", nullptr))
     return fromRule(Verdict::Allow, *r);
   t.add(kDefaultDenyWrite, "no rule allows writing", true);
-  return {Verdict::Deny, kDefaultDenyWrite, kReasonDefaultWrite};
+  return {Verdict::Deny, kDefaultDenyWrite, kReasonDefaultWrite, kNameDefaultWrite};
 }
 
 Decision decideExec(const Policy& p, const Profile* prof, std::string_view path, Tracer& t) {
@@ -125,7 +133,7 @@ Decision decideExec(const Policy& p, const Profile* prof, std::string_view path,
     if (auto* r = firstMatch(p.exec.allow, path, t, "exec.allow", nullptr))
       return fromRule(Verdict::Allow, *r);
     t.add(kDefaultDenyExec, "exec.allow is set and nothing in it matches", true);
-    return {Verdict::Deny, kDefaultDenyExec, kReasonDefaultExec};
+    return {Verdict::Deny, kDefaultDenyExec, kReasonDefaultExec, kNameDefaultExec};
   }
   t.add("", "exec.allow is empty: anything readable may be executed", false);
   Decision read = decideRead(p, prof, path, t);
@@ -134,7 +142,7 @@ Decision decideExec(const Policy& p, const Profile* prof, std::string_view path,
     return read;
   }
   t.add(kDefaultDenyExec, "not readable, so not executable", true);
-  return {Verdict::Deny, kDefaultDenyExec, kReasonDefaultExec};
+  return {Verdict::Deny, kDefaultDenyExec, kReasonDefaultExec, kNameDefaultExec};
 }
 
 bool isLoopback(const Ip6& ip) {
@@ -179,23 +187,25 @@ Decision decideConnect(const Policy& p, const Profile* prof, const Request& req,
   if (prof && prof->network.mode) mode = *prof->network.mode;
   if (mode == NetworkMode::None) {
     t.add(kDenyNetworkNone, "network.mode is none", true);
-    return {Verdict::Deny, kDenyNetworkNone, kReasonNone};
+    return {Verdict::Deny, kDenyNetworkNone, kReasonNone, kNameNone};
   }
   if (mode == NetworkMode::All) {
     t.add(kAllowAll, "network.mode is all", true);
-    return {Verdict::Allow, kAllowAll, kReasonAll};
+    return {Verdict::Allow, kAllowAll, kReasonAll, kNameAll};
   }
   if (prof) {
-    if (auto* r = netMatch(prof->network.allow, req, t, prof)) return {Verdict::Allow, r->id, r->reason};
+    if (auto* r = netMatch(prof->network.allow, req, t, prof))
+      return {Verdict::Allow, r->id, r->reason, r->name};
   }
-  if (auto* r = netMatch(p.network.allow, req, t, nullptr)) return {Verdict::Allow, r->id, r->reason};
+  if (auto* r = netMatch(p.network.allow, req, t, nullptr))
+    return {Verdict::Allow, r->id, r->reason, r->name};
   if (mode == NetworkMode::Localhost) {
     bool lo = isLoopback(req.ip);
     t.add(kAllowLoopback, lo ? "destination is loopback" : "destination is not loopback", lo);
-    if (lo) return {Verdict::Allow, kAllowLoopback, kReasonLoopback};
+    if (lo) return {Verdict::Allow, kAllowLoopback, kReasonLoopback, kNameLoopback};
   }
   t.add(kDefaultDenyConnect, "no network rule allows this destination", true);
-  return {Verdict::Deny, kDefaultDenyConnect, kReasonDefaultConnect};
+  return {Verdict::Deny, kDefaultDenyConnect, kReasonDefaultConnect, kNameDefaultConnect};
 }
 
 Decision evaluate(const Policy& p, const Profile* prof, const Request& req, Tracer& t) {
@@ -205,7 +215,7 @@ Decision evaluate(const Policy& p, const Profile* prof, const Request& req, Trac
     case Operation::Exec: return decideExec(p, prof, req.path, t);
     case Operation::Connect: return decideConnect(p, prof, req, t);
   }
-  return {Verdict::Deny, kDefaultDenyRead, kReasonDefaultRead};
+  return {Verdict::Deny, kDefaultDenyRead, kReasonDefaultRead, kNameDefaultRead};
 }
 
 std::string quote(std::string_view s) { return "\"" + std::string(s) + "\""; }
@@ -283,7 +293,42 @@ bool ResolvedHosts::contains(std::string_view host, const Ip6& ip) const {
   return false;
 }
 
-Engine::Engine(std::shared_ptr<const Policy> policy) : policy_(std::move(policy)) {}
+Engine::Engine(std::shared_ptr<const Policy> policy) : policy_(std::move(policy)) {
+  auto add = [this](const auto& rules) {
+    for (const auto& r : rules) texts_.push_back({r.id, {r.name, r.reason}});
+  };
+  auto addScope = [&](const FilesystemRules& fs, const ExecRules& ex, const NetworkRules& net) {
+    for (auto* v : {&fs.deny_read, &fs.deny_write, &fs.readable_roots, &fs.writable_roots,
+                    &ex.deny, &ex.allow})
+      add(*v);
+    add(ex.switches);
+    add(net.allow);
+  };
+  const Policy& p = *policy_;
+  addScope(p.filesystem, p.exec, p.network);
+  for (const auto& [_, prof] : p.profiles) addScope(prof.filesystem, prof.exec, prof.network);
+  add(p.system_read);
+  add(p.system_write);
+  for (const auto& [id, text] : std::initializer_list<std::pair<std::string_view, RuleText>>{
+           {kDefaultDenyRead, {kNameDefaultRead, kReasonDefaultRead}},
+           {kDefaultDenyWrite, {kNameDefaultWrite, kReasonDefaultWrite}},
+           {kDefaultDenyExec, {kNameDefaultExec, kReasonDefaultExec}},
+           {kDefaultDenyConnect, {kNameDefaultConnect, kReasonDefaultConnect}},
+           {kDenyNetworkNone, {kNameNone, kReasonNone}},
+           {kAllowAll, {kNameAll, kReasonAll}},
+           {kAllowLoopback, {kNameLoopback, kReasonLoopback}}})
+    texts_.push_back({id, text});
+  // Ids are unique per rule (validation); an id listed twice (the same entry
+  // from a preset and a file) keeps its first text.
+  std::stable_sort(texts_.begin(), texts_.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+}
+
+RuleText Engine::ruleText(std::string_view rule_id) const {
+  auto it = std::lower_bound(texts_.begin(), texts_.end(), rule_id,
+                             [](const auto& e, std::string_view id) { return e.first < id; });
+  return it != texts_.end() && it->first == rule_id ? it->second : RuleText{};
+}
 
 Decision Engine::decide(const Request& request) const {
   Tracer none;

@@ -50,8 +50,15 @@ struct Decision {
   Verdict verdict = Verdict::Deny;
   std::string_view rule_id;  // never empty: default rules have ids too
   std::string_view reason;
+  std::string_view name;  // audit rule.name: "filesystem.denyWrite .env", "network.mode none"
   // In audit mode the verdict is still the policy's; callers allow and
   // record "would-deny".
+};
+
+// What audit events show of a rule besides its id (see RuleText lookups below).
+struct RuleText {
+  std::string_view name;
+  std::string_view reason;
 };
 
 // One step of the reasoning behind a decision, for `explain`.
@@ -78,10 +85,18 @@ class Engine {
   // in `current` ("" = base). Returns `current` when no switch rule matches.
   std::string_view profileAfterExec(std::string_view current, std::string_view path) const;
 
+  // The name and reason of the rule with this id (base, profiles, built-in
+  // system paths and the default rules), for backends that learn only the id
+  // of the rule that decided (the cgroup and LSM programs). Empty views for an
+  // id the policy does not have. Does not allocate.
+  RuleText ruleText(std::string_view rule_id) const;
+
   const Policy& policy() const { return *policy_; }
 
  private:
   std::shared_ptr<const Policy> policy_;
+  // Rule id → text, sorted by id, views into *policy_ (built once).
+  std::vector<std::pair<std::string_view, RuleText>> texts_;
 };
 
 // Well-known ids of the default rules (when nothing explicit matches).

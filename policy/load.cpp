@@ -413,6 +413,8 @@ class Loader {
       rule.id = r.id.empty() ? id_prefix + section + ":" + r.value : r.id;
       rule.reason = r.reason;
       rule.pattern = r.value;
+      rule.name = id_prefix + (section.starts_with("exec.") ? "" : "filesystem.") + section + " " +
+                  r.value;
       rule.glob = std::move(*g);
       rule.origin = origin(r.value_ptr);
       dst.push_back(std::move(rule));
@@ -459,6 +461,7 @@ class Loader {
         s.id = r.id.empty() ? id_prefix + "exec.switch:" + r.value : r.id;
         s.reason = r.reason;
         s.pattern = r.value;
+        s.name = id_prefix + "exec.switch " + r.value;
         s.glob = std::move(*g);
         s.profile = r.profile;
         s.origin = origin(pointerAppend(ep, "profile"));
@@ -496,6 +499,7 @@ class Loader {
         n.id = r.id.empty() ? id_prefix + "network.allow:" + r.value : r.id;
         n.reason = r.reason;
         n.spec = r.value;
+        n.name = id_prefix + "network.allow " + r.value;
         n.origin = origin(r.value_ptr);
         net.allow.push_back(std::move(n));
       }
@@ -721,6 +725,7 @@ std::shared_ptr<Policy> Loader::finish() {
     r.id = "system-read:" + std::string(path);
     r.reason = "system path every program needs to start";
     r.pattern = std::string(path);
+    r.name = "system read path " + r.pattern;
     Glob::compile(path, &r.glob, nullptr, nullptr, true);
     r.origin = {"builtin", 0, 0};
     p.system_read.push_back(std::move(r));
@@ -730,6 +735,7 @@ std::shared_ptr<Policy> Loader::finish() {
     r.id = "system-write:" + std::string(path);
     r.reason = "device every program may write";
     r.pattern = std::string(path);
+    r.name = "system write path " + r.pattern;
     Glob::compile(path, &r.glob, nullptr, nullptr, true);
     r.origin = {"builtin", 0, 0};
     p.system_write.push_back(std::move(r));

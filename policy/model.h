@@ -33,6 +33,10 @@ struct PathRule {
   std::string id;
   std::string reason;
   std::string pattern;  // as written by the user, for display
+  // What audit events show as rule.name: the section and the pattern as
+  // written, "filesystem.denyWrite .env" ("profiles.git." in front inside a
+  // profile), so a SIEM reads which rule fired without the policy at hand.
+  std::string name;
   Glob glob;            // compiled, anchored at an absolute path
   Origin origin;
 };
@@ -42,6 +46,7 @@ struct NetRule {
   std::string id;
   std::string reason;
   std::string spec;              // as written: "10.0.0.0/8:443", "github.com:22"
+  std::string name;              // rule.name: "network.allow github.com:22" (see PathRule)
   std::optional<Cidr> cidr;      // set for address entries
   std::string host;              // set for domain entries (resolved at session start)
   uint16_t port_lo = 0, port_hi = 65535;
@@ -53,6 +58,7 @@ struct SwitchRule {
   std::string id;
   std::string reason;
   std::string pattern;
+  std::string name;  // rule.name: "exec.switch /usr/bin/git" (see PathRule)
   Glob glob;
   std::string profile;
   Origin origin;

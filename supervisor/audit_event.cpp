@@ -263,6 +263,11 @@ void writeSessionPart(JsonWriter& w, EventText& text, const AuditEvent& e,
     w.beginArray();
     for (const auto& b : e.session.backends) w.string(b);
     w.endArray();
+    if (!e.session.backend_matrix.is_null()) {
+      w.key("backend_matrix");
+      w.raw(e.session.backend_matrix.dump(-1, ' ', false,
+                                          nlohmann::json::error_handler_t::replace));
+    }
     putString(w, "agent_version", session.agent_version);
     w.memberNumber("supervisor_pid", getpid());
   }
@@ -614,13 +619,15 @@ std::string encodeDropped(const SessionInfo& session, timespec time, uint64_t co
 }
 
 AuditEvent sessionStartEvent(std::vector<std::string> command, nlohmann::ordered_json policy,
-                             std::vector<std::string> backends) {
+                             std::vector<std::string> backends,
+                             nlohmann::ordered_json backend_matrix) {
   AuditEvent e;
   e.category = "session";
   e.operation = "start";
   e.session.command = std::move(command);
   e.session.policy = std::move(policy);
   e.session.backends = std::move(backends);
+  e.session.backend_matrix = std::move(backend_matrix);
   return e;
 }
 

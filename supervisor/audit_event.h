@@ -85,6 +85,9 @@ struct AuditEvent {
     std::vector<std::string> command;
     nlohmann::ordered_json policy;  // the effective policy (policy_json.h), null when unset
     std::vector<std::string> backends;
+    // doctor's feature matrix as the session found the host (doctor.h
+    // sessionHostCaps), null when unset: rows of {id,label,used,enforceable,backend,detail}.
+    nlohmann::ordered_json backend_matrix;
     bool has_exit = false;
     ExitStatus exit;
     bool has_counters = false;
@@ -114,7 +117,8 @@ std::string encodeDropped(const SessionInfo& session, timespec time, uint64_t co
                           uint64_t first_seq, uint64_t last_seq, uint64_t total);
 
 AuditEvent sessionStartEvent(std::vector<std::string> command, nlohmann::ordered_json policy,
-                             std::vector<std::string> backends);
+                             std::vector<std::string> backends,
+                             nlohmann::ordered_json backend_matrix = nullptr);
 AuditEvent sessionEndEvent(ExitStatus exit, const AuditCounters& counters);
 
 // Helpers, exposed for tests and for the other output formats.

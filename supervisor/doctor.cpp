@@ -569,6 +569,56 @@ std::vector<FeatureRow> featureMatrix(const HostCaps &c, const policy::Policy &p
   return rows;
 }
 
+HostCaps sessionHostCaps(const SessionSetup &setup) {
+  const tracer::HostFeatures &host = setup.host;
+  HostCaps c;
+  auto note = [&host](std::string_view prefix, const char *fallback) {
+    for (const auto &n : host.notes)
+      if (n.starts_with(prefix)) return n.substr(prefix.size());
+    return std::string(fallback);
+  };
+  c.seccomp_notify = host.seccomp_notify && setup.seccomp_filter;
+  // ADDFD|SEND is confirmed on the listener after launch; a session that
+  // lacks it stops there (session.cpp), so one that runs has it.
+  c.notify_addfd = host.notify_addfd;
+  if (!c.seccomp_notify) c.why["seccomp_notify"] = note("seccomp-notify: ", "unavailable");
+  c.landlock_abi = setup.landlock_ruleset ? host.landlock_abi : 0;
+  if (!c.landlock_abi) c.why["landlock"] = note("landlock: ", "unavailable");
+  c.cgroup2 = !host.cgroup2_mount.empty();
+  c.cgroup_writable = setup.cgroup_dir_fd >= 0;
+  if (!c.cgroup_writable)
+    c.why["cgroup"] = setup.cgroup_error.empty() ? note("cgroup: ", "unavailable")
+                                                 : setup.cgroup_error;
+  // The session probe leaves cgroup_kill unknown; the session's cgroup has
+  // the file or not (one faccessat).
+  c.cgroup_kill = c.cgroup_writable &&
+                  ::faccessat(setup.cgroup_dir_fd, "cgroup.kill", F_OK, 0) == 0;
+  const std::string not_tried = "not tried: the policy needs no network filter";
+  c.cgroup_sock_addr = setup.net_filter;
+  c.bpf_ringbuf = setup.net_filter || setup.proc_tracker;
+  if (!setup.net_filter) c.why["cgroup_sock_addr"] = setup.net_needed ? setup.net_error : not_tried;
+  if (!c.bpf_ringbuf)
+    c.why["ringbuf"] = setup.net_needed ? setup.net_error : "not tried in this session";
+  c.bpf_tracepoint = setup.proc_tracker;
+  c.bpf_lsm_active = c.bpf_lsm_loadable = setup.bpf_lsm;
+  if (!setup.bpf_lsm)
+    c.why["bpf_lsm"] = "not loaded in this session (`supervise doctor` probes it)";
+  return c;
+}
+
+nlohmann::json featureRowsJson(const std::vector<FeatureRow> &rows) {
+  nlohmann::json features = nlohmann::json::array();
+  for (const auto &r : rows)
+    features.push_back(
+        {{"id", r.id},
+         {"label", r.label},
+         {"used", r.used},
+         {"enforceable", r.enforceable},
+         {"backend", r.backend.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.backend)},
+         {"detail", r.detail}});
+  return features;
+}
+
 bool fullyEnforceable(const std::vector<FeatureRow> &rows) {
   for (const auto &r : rows)
     if (r.used && !r.enforceable) return false;
@@ -713,15 +763,7 @@ nlohmann::json doctorJson(const HostReport &host, const PolicySummary &s, const 
                       {"status", std::string(toString(c.state))},
                       {"value", c.value},
                       {"detail", c.detail}});
-  nlohmann::json features = nlohmann::json::array();
-  for (const auto &r : rows)
-    features.push_back(
-        {{"id", r.id},
-         {"label", r.label},
-         {"used", r.used},
-         {"enforceable", r.enforceable},
-         {"backend", r.backend.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.backend)},
-         {"detail", r.detail}});
+  const nlohmann::json features = featureRowsJson(rows);
   const HostCaps &c = host.caps;
   return {{"schema_version", 1},
           {"host",

@@ -24,6 +24,7 @@
 #include "policy/load.h"
 #include "policy/model.h"
 #include "supervisor/policy_args.h"
+#include "tracer/probe.h"
 
 namespace sv::supervisor {
 
@@ -87,6 +88,30 @@ std::vector<FeatureRow> featureMatrix(const HostCaps &caps, const policy::Policy
 // True when every row the policy uses is enforceable (the session would start
 // without fallback: unsafe-host-process).
 bool fullyEnforceable(const std::vector<FeatureRow> &rows);
+
+// What a session's own set-up proved, for the matrix in its start event
+// (sessionHostCaps). No probe runs for it: the session's start-up attempts
+// are the probes, and what it did not need stays "not tried".
+struct SessionSetup {
+  tracer::HostFeatures host;  // probeHostForSession() (or probeHost() for the unsafe fallback)
+  bool seccomp_filter = false;    // a filter was built (installed at launch)
+  bool landlock_ruleset = false;  // a ruleset was built
+  int cgroup_dir_fd = -1;         // the session cgroup, -1 when none
+  std::string cgroup_error;
+  bool net_needed = false;  // the policy needs the network filter
+  bool net_filter = false;  // and it loaded
+  std::string net_error;
+  bool proc_tracker = false;  // the BPF process tracker (ring buffer, tracepoints) loaded
+  bool bpf_lsm = false;       // the bpf-lsm backend loaded
+};
+
+// HostCaps as far as the session knows them; featureMatrix() of it is the
+// `session.backend_matrix` of the start event (docs/audit-events.md). A
+// backend the session did not load reads as missing, with why.
+HostCaps sessionHostCaps(const SessionSetup &setup);
+
+// The matrix rows as `supervise doctor --json` writes them (`features`).
+nlohmann::json featureRowsJson(const std::vector<FeatureRow> &rows);
 
 // ---- config discovery ----
 

@@ -192,22 +192,11 @@ void LsmBackend::onEvent(const tracer::LsmEvent& e) {
   AuditEvent& ev = event_;
   ev.reset();
   fillLsmAuditEvent(e, filter_.ruleIdAt(e.rule_index), options_.audit_mode, ev);
+  // The kernel knows the rule's id, not its name or reason: the policy has them.
+  const policy::RuleText text = engine_.ruleText(ev.rule_id);
+  ev.rule_name.assign(text.name);
+  ev.rule_reason.assign(text.reason);
   const bool deny = e.verdict == policy::kLsmDeny;
-  if (deny) {
-    // The kernel knows the rule, not its reason: ask the engine the same
-    // question and take its reason when it names the same rule.
-    policy::Request req;
-    req.op = e.op == policy::LsmOp::Read    ? policy::Operation::Read
-             : e.op == policy::LsmOp::Write ? policy::Operation::Write
-             : e.op == policy::LsmOp::Connect ? policy::Operation::Connect
-                                              : policy::Operation::Exec;
-    req.path = e.path;
-    req.profile = filter_.profileAt(e.profile);
-    req.ip = e.addr;
-    req.port = e.port;
-    const policy::Decision d = engine_.decide(req);
-    if (d.rule_id == ev.rule_id) ev.rule_reason.assign(d.reason);
-  }
   std::shared_ptr<const ProcessInfo> process;
   if (e.tgid && processes_) {
     const std::string& profile = filter_.profileAt(e.profile);

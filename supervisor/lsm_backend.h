@@ -103,7 +103,7 @@ class LsmBackend {
 
   tracer::LsmFilter filter_;
   std::shared_ptr<const policy::Policy> policy_;
-  policy::Engine engine_;  // reasons for denials (the kernel reports rule ids only)
+  policy::Engine engine_;  // rule names and reasons (the kernel reports rule ids only)
   LsmBackendOptions options_;
   AuditLog* audit_ = nullptr;
   ProcessCache* processes_ = nullptr;

@@ -278,7 +278,8 @@ policy::Decision NotifyHandler::decide(Call& c, Operation op, std::string_view r
   if (c.tgid == 0) c.tgid = c.tid;
   if (op != Operation::Exec && isAnonymous(real_path))
     return {Verdict::Allow, "reopen-held-object",
-            "the process already holds this pipe, socket or anonymous file"};
+            "the process already holds this pipe, socket or anonymous file",
+            "reopen of a held pipe, socket or anonymous file"};
   policy::Request request;
   request.op = op;
   request.path = real_path;
@@ -307,6 +308,7 @@ bool NotifyHandler::record(Call& c, Operation op, std::string_view real_path,
     ev.err = enforce ? EACCES : 0;
     ev.rule_id.assign(decision.rule_id);
     ev.rule_reason.assign(decision.reason);
+    ev.rule_name.assign(decision.name);
     ev.default_rule = decision.rule_id.starts_with("default-");
     if (ev.category == std::string_view("exec"))
       ev.exec.path.assign(real_path);

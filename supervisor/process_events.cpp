@@ -172,9 +172,11 @@ void ProcessEvents::emitExec(const ProcEvent& e) {
     ev.decision = "allow";
     if (e.verdict == ExecVerdict::Approved) {
       ev.rule_id = kExecRecheckRule;
+      ev.rule_name = kExecRecheckName;
       ev.rule_reason = "the binary is the one approved at execve";
     } else {
       ev.rule_id = "process-exec";
+      ev.rule_name = "process tree exec";
       ev.rule_reason = "exec in the session's process tree";
     }
     audit_.emit(ev);
@@ -187,6 +189,7 @@ void ProcessEvents::emitExec(const ProcEvent& e) {
   ev.operation = "exec";
   ev.decision = e.audit_only || options_.audit_mode ? "would-deny" : "deny";
   ev.rule_id = kExecRecheckRule;
+  ev.rule_name = kExecRecheckName;
   ev.rule_reason = e.verdict == ExecVerdict::Mismatch
                        ? "the binary about to run is not the file approved at execve (path "
                          "swapped after the check); killed before it ran"

@@ -36,6 +36,7 @@ namespace sv::supervisor {
 // enforced_by of events decided by the exec re-check: the program's name.
 inline constexpr std::string_view kExecRecheckEnforcer = "bpf:sched_process_exec";
 inline constexpr std::string_view kExecRecheckRule = "exec-recheck";
+inline constexpr std::string_view kExecRecheckName = "exec re-check (sched_process_exec)";
 
 struct ProcessRecord {
   pid_t pid = 0, ppid = -1;

@@ -16,6 +16,7 @@
 #include "policy/engine.h"
 #include "supervisor/audit/policy_json.h"
 #include "supervisor/audit_log.h"
+#include "supervisor/doctor.h"
 #include "supervisor/launcher.h"
 #include "supervisor/lsm_backend.h"
 #include "supervisor/dns_allow.h"
@@ -347,8 +348,20 @@ int runSession(const SessionOptions& options) {
                         net ? "cgroup-bpf" : "",
                         proc.tracker() ? "bpf-proc" : ""})
     if (*b) backends.emplace_back(b);
+  // doctor's matrix from what this set-up proved: no probe of its own.
+  const HostCaps caps = sessionHostCaps({.host = host,
+                                         .seccomp_filter = filter.has_value(),
+                                         .landlock_ruleset = bool(ruleset),
+                                         .cgroup_dir_fd = cgroup ? cgroup->dirFd() : -1,
+                                         .cgroup_error = cgroup_error,
+                                         .net_needed = needs_net,
+                                         .net_filter = net.has_value(),
+                                         .net_error = net_error,
+                                         .proc_tracker = proc.tracker() != nullptr,
+                                         .bpf_lsm = lsm != nullptr});
   AuditEvent start =
-      sessionStartEvent(options.command, effectivePolicyJson(policy), std::move(backends));
+      sessionStartEvent(options.command, effectivePolicyJson(policy), std::move(backends),
+                        nlohmann::ordered_json(featureRowsJson(featureMatrix(caps, policy))));
   audit.emit(start);
 
   auto launched = launch(spec);
@@ -429,7 +442,8 @@ int runSession(const SessionOptions& options) {
   }
   std::optional<NetEventAuditor> net_events;
   if (net) {
-    net_events.emplace(*net, audit, processes, policy.mode == policy::Mode::Audit, options.quiet);
+    net_events.emplace(*net, audit, processes, engine, policy.mode == policy::Mode::Audit,
+                       options.quiet);
     // Execs first: a connect made after an exec must name the new image.
     auto drain = [&] {
       if (proc_events) proc_events->drain(*proc.tracker());

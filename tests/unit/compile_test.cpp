@@ -69,6 +69,12 @@ TEST(Compile, SeccompPlan) {
   // without any exec rule.
   EXPECT_TRUE(compile(*mustLoad(R"({"audit": {"level": "deny"}})", "code-sandbox"))
                   .seccomp.notify_exec);
+  // audit.level all is the full file-access trail: read opens are notified
+  // (and recorded) without any denyRead glob; decisions leaves them to Landlock.
+  EXPECT_TRUE(compile(*mustLoad(R"({"audit": {"level": "all"}})", "code-sandbox"))
+                  .seccomp.notify_read_opens);
+  EXPECT_FALSE(compile(*mustLoad(R"({"audit": {"level": "decisions"}})", "code-sandbox"))
+                   .seccomp.notify_read_opens);
 }
 
 TEST(Compile, LocalhostAddsLoopback) {

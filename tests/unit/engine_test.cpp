@@ -179,6 +179,44 @@ TEST(Engine, NetworkModes) {
   EXPECT_EQ(connect("none", allowlist, "192.0.2.7", 8101).verdict, Verdict::Deny);
 }
 
+// rule.name: section and pattern as written, the profile in front; the same
+// text whether the engine decided or a backend looks the kernel's rule id up.
+TEST(Engine, RuleNamesAndTextsById) {
+  Engine engine(mustLoad(kPolicy, "code-sandbox"));
+  auto decide = [&](Operation op, const char* path, const char* profile = "") {
+    Request r;
+    r.op = op;
+    r.path = path;
+    r.profile = profile;
+    return engine.decide(r);
+  };
+  Decision d = decide(R, "/data/private/x");
+  EXPECT_EQ(d.rule_id, "no-private");
+  EXPECT_EQ(d.name, "filesystem.denyRead /data/private");
+  EXPECT_EQ(decide(X, "/usr/bin/ssh").name, "exec.deny /usr/bin/ssh");
+  EXPECT_EQ(decide(X, "/usr/bin/ssh", "git").name, "profiles.git.exec.allow /usr/bin/ssh");
+  EXPECT_EQ(decide(R, "/usr/lib/x").name, "system read path /usr");
+  EXPECT_EQ(decide(R, "/nowhere").name, "default: read outside every readable root");
+  Request c;
+  c.op = C;
+  c.ip = *parseIp("10.1.2.3");
+  c.port = 443;
+  EXPECT_EQ(engine.decide(c).name, "network.allow 10.0.0.0/8:443");
+  c.profile = "offline";
+  EXPECT_EQ(engine.decide(c).name, "network.mode none");
+
+  // By id (cgroup-bpf, bpf-lsm): the same name and the reason.
+  EXPECT_EQ(engine.ruleText("gh").name, "profiles.git.network.allow github.com:22");
+  EXPECT_EQ(engine.ruleText("gh").reason, "git remote");
+  EXPECT_EQ(engine.ruleText("no-ssh").reason, "ssh only under git");
+  EXPECT_EQ(engine.ruleText("network.allow:10.0.0.0/8:443").name, "network.allow 10.0.0.0/8:443");
+  EXPECT_EQ(engine.ruleText("network-loopback").name, "network.mode localhost (loopback)");
+  EXPECT_EQ(engine.ruleText("default-deny-connect").reason, "destination not in network.allow");
+  EXPECT_EQ(engine.ruleText("deny-write-env").name, "filesystem.denyWrite .env");
+  EXPECT_TRUE(engine.ruleText("no-such-rule").name.empty());
+  EXPECT_TRUE(engine.ruleText("").reason.empty());
+}
+
 TEST(Engine, ResolvedHosts) {
   Engine engine(mustLoad(R"({"network": {"mode": "allowlist", "allow": ["github.com:22"]}})", "none"));
   ResolvedHosts resolved;

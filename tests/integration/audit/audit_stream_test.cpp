@@ -49,6 +49,16 @@ class AuditStream : public testing::Test {
     return out;
   }
 
+  // run() in the native format into dir_/<name>, expecting exit 3; skips the
+  // test where supervise cannot enforce (exit 125: check IsSkipped()).
+  void runNative(const std::string& name, const std::string& script, std::vector<json>* events) {
+    const std::string audit = dir_ + "/" + name;
+    const int status = run("native", audit, script);
+    if (status == 125) GTEST_SKIP() << "needs a host supervise can enforce on (exit 125)";
+    ASSERT_EQ(status, 3);
+    *events = lines(audit);
+  }
+
   std::string dir_;
 };
 
@@ -102,6 +112,164 @@ TEST_F(AuditStream, LevelDenyKeepsDenialsAndExecs) {
       EXPECT_GE(file_allow, 1);
     }
   }
+}
+
+// audit.level all is the full file-access trail: the read open of a file in
+// the workspace (allowed by Landlock in the kernel at every other level, so
+// never seen there) is decided in user space and recorded.
+TEST_F(AuditStream, LevelAllRecordsAllowedReadOpens) {
+  for (const std::string level : {"decisions", "all"}) {
+    SCOPED_TRACE(level);
+    const std::string audit = dir_ + "/reads-" + level + ".jsonl";
+    const int status =
+        run("native", audit, "echo hi > ok.txt; cat ok.txt; exit 3", "-o audit.level=" + level);
+    if (status == 125) GTEST_SKIP() << "needs a host supervise can enforce on (exit 125)";
+    ASSERT_EQ(status, 3);
+    int read_opens = 0, ok_read = 0;
+    for (const auto& e : lines(audit)) {
+      if (e["category"] != "file" || e.value("operation", "") != "open") continue;
+      EXPECT_EQ(e["decision"], "allow") << e.dump();
+      ++read_opens;
+      ok_read += e["file"].value("path", "") == dir_ + "/ok.txt";
+    }
+    if (level == "all") {
+      EXPECT_EQ(ok_read, 1);
+      EXPECT_GE(read_opens, 2) << "the shell's and cat's own read opens too";
+    } else {
+      EXPECT_EQ(read_opens, 0);
+    }
+  }
+}
+
+// rule.name: file and exec decisions name the rule that fired as section and
+// pattern; the policy's defaults have names too.
+TEST_F(AuditStream, FileAndExecEventsNameTheirRule) {
+  std::vector<json> events;
+  runNative("names.jsonl", kScript, &events);
+  if (IsSkipped() || HasFatalFailure()) return;
+  int decisions = 0, env = 0;
+  for (const auto& e : events) {
+    if (e["category"] != "file" && e["category"] != "exec") continue;
+    ++decisions;
+    EXPECT_FALSE(e["rule"].value("name", "").empty()) << e.dump();
+    if (e.contains("file") && e["file"].value("path", "") == dir_ + "/.env") {
+      ++env;
+      EXPECT_EQ(e["rule"]["id"], "deny-write-env");
+      EXPECT_EQ(e["rule"]["name"], "filesystem.denyWrite .env");
+    }
+  }
+  EXPECT_GE(decisions, 4);
+  EXPECT_EQ(env, 1);
+}
+
+// Network decisions (cgroup-bpf) carry the deciding rule's name and reason
+// and the syscall: connect for a TCP connect, sendmsg for a UDP sendto (the
+// sendmsg hook cannot tell sendto from sendmsg), socket under mode none. No
+// packet leaves the machine: 198.51.100.0/24 is refused in the kernel.
+TEST_F(AuditStream, NetworkEventsCarryRuleAndSyscall) {
+  {
+    std::ofstream py(dir_ + "/net.py");
+    py << "import socket\n"
+          "def tcp(host):\n"
+          "    s = socket.socket()\n"
+          "    s.settimeout(2)\n"
+          "    try: s.connect((host, 9))\n"
+          "    except OSError: pass\n"
+          "tcp('127.0.0.1')\n"
+          "tcp('198.51.100.1')\n"
+          "u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n"
+          "try: u.sendto(b'x', ('198.51.100.1', 9))\n"
+          "except OSError: pass\n";
+  }
+  const std::string allow =
+      "-o network.mode=allowlist -o 'network.allow=[{\"to\": \"127.0.0.1:9\", \"id\": "
+      "\"loop9\", \"reason\": \"discard port\"}]'";
+  const std::string audit = dir_ + "/net.jsonl";
+  // The script runs inside sh -c '...': no single quotes in it.
+  const int status = run("native", audit, "/usr/bin/python3 net.py; exit 3", allow);
+  if (status == 125) GTEST_SKIP() << "needs a host supervise can enforce on (exit 125)";
+  ASSERT_EQ(status, 3) << "stderr in " << dir_;
+  int allowed = 0, denied_tcp = 0, denied_udp = 0;
+  for (const auto& e : lines(audit)) {
+    if (e["category"] != "network") continue;
+    SCOPED_TRACE(e.dump());
+    ASSERT_TRUE(e.contains("syscall"));
+    EXPECT_EQ(e["syscall"]["arch"], "x86_64");
+    EXPECT_EQ(e["syscall"]["name"], e["operation"]);
+    const std::string ip = e["network"].value("ip", "");
+    if (ip == "127.0.0.1" && e["decision"] == "allow") {
+      ++allowed;
+      EXPECT_EQ(e["syscall"]["nr"], 42);  // connect
+      EXPECT_EQ(e["rule"]["id"], "loop9");
+      EXPECT_EQ(e["rule"]["name"], "network.allow 127.0.0.1:9");
+      EXPECT_EQ(e["rule"]["reason"], "discard port");
+    } else if (ip == "198.51.100.1" && e["decision"] == "deny") {
+      const bool udp = e["network"].value("proto", "") == "udp";
+      (udp ? denied_udp : denied_tcp)++;
+      EXPECT_EQ(e["operation"], udp ? "sendmsg" : "connect");
+      EXPECT_EQ(e["syscall"]["nr"], udp ? 46 : 42);
+      EXPECT_EQ(e["rule"]["id"], "default-deny-connect");
+      EXPECT_EQ(e["rule"]["name"], "default: destination not in network.allow");
+      EXPECT_EQ(e["rule"]["reason"], "destination not in network.allow");
+    }
+  }
+  EXPECT_EQ(allowed, 1);
+  EXPECT_EQ(denied_tcp, 1);
+  EXPECT_EQ(denied_udp, 1);
+  const std::string cmd = std::string("python3 ") + SV_VALIDATOR + " " + SV_SCHEMA + " " + audit +
+                          " --require network 1>&2";
+  EXPECT_EQ(std::system(cmd.c_str()), 0);
+
+  // network.mode none: the socket is refused at creation (sock_create).
+  const std::string none = dir_ + "/none.jsonl";
+  ASSERT_EQ(run("native", none, "/usr/bin/python3 net.py; exit 3", "-o network.mode=none"), 3);
+  int sockets = 0;
+  for (const auto& e : lines(none)) {
+    if (e["category"] != "network") continue;
+    SCOPED_TRACE(e.dump());
+    EXPECT_EQ(e["decision"], "deny");
+    if (e["operation"] != "socket") continue;
+    ++sockets;
+    EXPECT_EQ(e["syscall"]["name"], "socket");
+    EXPECT_EQ(e["syscall"]["nr"], 41);
+    EXPECT_EQ(e["rule"]["name"], "network.mode none");
+    EXPECT_EQ(e["rule"]["reason"], "network.mode is none");
+  }
+  EXPECT_GE(sockets, 1);
+}
+
+// The start event carries doctor's feature matrix, built from what the
+// session's own set-up proved; on the same host and policy it agrees with
+// `supervise doctor --json` row for row (the details may word a reason
+// differently: the session does not probe).
+TEST_F(AuditStream, StartEventCarriesDoctorsMatrix) {
+  std::vector<json> events;
+  runNative("matrix.jsonl", kScript, &events);
+  if (IsSkipped() || HasFatalFailure()) return;
+  const json start = events.front();
+  ASSERT_EQ(start["operation"], "start");
+  ASSERT_TRUE(start["session"].contains("backend_matrix")) << start.dump();
+  const json& matrix = start["session"]["backend_matrix"];
+
+  const std::string doctor_out = dir_ + "/doctor.json";
+  ASSERT_EQ(std::system(("cd " + dir_ + " && " + SUPERVISE_BIN + " doctor --json >" + doctor_out +
+                         " 2>/dev/null; test -s " + doctor_out)
+                            .c_str()),
+            0);
+  std::ifstream in(doctor_out);
+  const json doctor = json::parse(in);
+  const json& features = doctor["features"];
+  ASSERT_EQ(matrix.size(), features.size()) << matrix.dump() << "\n" << features.dump();
+  for (size_t i = 0; i < features.size(); ++i) {
+    SCOPED_TRACE(features[i].dump() + " vs " + matrix[i].dump());
+    for (const char* key : {"id", "label", "used", "enforceable", "backend"})
+      EXPECT_EQ(matrix[i][key], features[i][key]) << key;
+    // The session ran, so everything it uses is enforceable here.
+    if (matrix[i]["used"] == true) EXPECT_EQ(matrix[i]["enforceable"], true);
+  }
+  // The process tree row names how the tree is killed, as doctor does.
+  for (size_t i = 0; i < features.size(); ++i)
+    if (features[i]["id"] == "process_tree") EXPECT_EQ(matrix[i]["detail"], features[i]["detail"]);
 }
 
 TEST_F(AuditStream, OcsfAndEcsCarryTheSameRun) {

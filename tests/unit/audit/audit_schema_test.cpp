@@ -40,8 +40,17 @@ TEST(AuditSchemaTest, EveryEventKindValidates) {
   {
     AuditLog log(info);
     ASSERT_TRUE(log.addFileSink(path).ok());
+    // backend_matrix rows as doctor.cpp featureRowsJson() writes them
+    // (doctor.cpp is not in sv_audit; AuditStream.StartEventCarriesDoctorsMatrix
+    // validates a real one).
+    const nlohmann::ordered_json matrix = nlohmann::ordered_json::parse(R"json([
+      {"id": "file_roots", "label": "file roots", "used": true, "enforceable": true,
+       "backend": "landlock", "detail": "read/write roots in the kernel (ABI 6)"},
+      {"id": "network.allowlist", "label": "network: allowlist", "used": false,
+       "enforceable": false, "backend": null,
+       "detail": "cgroup socket hooks: not tried: the policy needs no network filter"}])json");
     log.emit(sessionStartEvent({"make", "-j2", "\xff"}, effectivePolicyJson(*loaded.policy),
-                               {"seccomp", "landlock"}));
+                               {"seccomp", "landlock"}, matrix));
     ProcessInfo p;
     p.pid = 10;
     p.tid = 11;
