@@ -25,7 +25,7 @@ namespace sv::supervisor {
 
 // 1.1: event_id, host{name,boot_id}, agent, syscall.arch, rule.name, parent.
 // 1.2: truncated.
-inline constexpr std::string_view kAuditSchemaVersion = "1.2";
+inline constexpr std::string_view kAuditSchemaVersion = "1.3";
 
 // Constant for the whole session; written into every event.
 struct SessionInfo {

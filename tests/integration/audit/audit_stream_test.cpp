@@ -265,11 +265,16 @@ TEST_F(AuditStream, StartEventCarriesDoctorsMatrix) {
     for (const char* key : {"id", "label", "used", "enforceable", "backend"})
       EXPECT_EQ(matrix[i][key], features[i][key]) << key;
     // The session ran, so everything it uses is enforceable here.
-    if (matrix[i]["used"] == true) EXPECT_EQ(matrix[i]["enforceable"], true);
+    if (matrix[i]["used"] == true) {
+      EXPECT_EQ(matrix[i]["enforceable"], true);
+    }
   }
   // The process tree row names how the tree is killed, as doctor does.
-  for (size_t i = 0; i < features.size(); ++i)
-    if (features[i]["id"] == "process_tree") EXPECT_EQ(matrix[i]["detail"], features[i]["detail"]);
+  for (size_t i = 0; i < features.size(); ++i) {
+    if (features[i]["id"] == "process_tree") {
+      EXPECT_EQ(matrix[i]["detail"], features[i]["detail"]);
+    }
+  }
 }
 
 TEST_F(AuditStream, OcsfAndEcsCarryTheSameRun) {
