@@ -482,6 +482,12 @@ int runSession(const SessionOptions& options) {
       status = ExitStatus{-1, exited->si_status, exited->si_code == CLD_DUMPED};
     }
   }
+  // Decisions the kernel made (and enforced) but could not report, because
+  // its ring buffer was full while the loop was behind: never silent.
+  if (const uint64_t lost = net ? net->droppedEvents() : 0)
+    say("audit: " + std::to_string(lost) + " network decision record(s) lost (kernel ring buffer full)");
+  if (const uint64_t lost = proc.tracker() ? proc.tracker()->droppedEvents() : 0)
+    say("audit: " + std::to_string(lost) + " process event record(s) lost (kernel ring buffer full)");
   finishAudit(audit, status);
   return code;
 }

@@ -38,5 +38,13 @@ void* operator new(std::size_t n) {
   if (void* p = std::malloc(n ? n : 1)) return p;
   throw std::bad_alloc();
 }
+// The nothrow form too (std::stable_sort's buffer uses it): otherwise the
+// library's (or a sanitizer's) allocator pairs with the free() below.
+void* operator new(std::size_t n, const std::nothrow_t&) noexcept {
+  if (sv::testing::g_counting.load(std::memory_order_relaxed))
+    sv::testing::g_allocations.fetch_add(1);
+  return std::malloc(n ? n : 1);
+}
 void operator delete(void* p) noexcept { std::free(p); }
 void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+void operator delete(void* p, const std::nothrow_t&) noexcept { std::free(p); }
