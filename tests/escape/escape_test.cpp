@@ -730,14 +730,16 @@ TEST_P(NetEscape, ConnectAddressRace) {
   EXPECT_GT(loopback, 0) << o.out;
   EXPECT_GT(denied, 0) << o.out;
   // Every refusal is in the audit stream, or counted as lost on stderr (a
-  // slow supervisor, e.g. a sanitizer build, lets the kernel's ring fill).
+  // slow supervisor, e.g. a sanitizer build, lets the kernel's ring fill;
+  // the lost records are allowed connects and refusals alike).
   long lost = 0;
   const size_t said = o.err.find(" network decision record(s) lost");
   if (said != std::string::npos) {
     const size_t line = o.err.rfind("audit: ", said);
     if (line != std::string::npos) lost = std::strtol(o.err.c_str() + line + 7, nullptr, 10);
   }
-  EXPECT_EQ(o.denials("network") + lost, denied) << o.err;
+  EXPECT_LE(o.denials("network"), denied) << o.err;
+  EXPECT_GE(o.denials("network") + lost, denied) << o.err;
   EXPECT_GT(o.denials("network"), 0);
 }
 
