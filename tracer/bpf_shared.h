@@ -14,6 +14,7 @@
 // net_filter.cpp (network policy).
 #pragma once
 
+#include <bpf/bpf.h>
 #include <sys/types.h>
 
 #include <cstdint>
@@ -84,6 +85,23 @@ Status zeroPerCpu(int map_fd, uint32_t first, uint32_t count);
 
 // Sums entry `key` of a per-CPU u64 array over the CPUs (0 if unreadable).
 uint64_t sumPerCpu(int map_fd, uint32_t key);
+
+// Deletes every entry of a hash or LPM map for which `stale(key, value)`
+// holds: what a slot's previous session left.
+template <typename Key, typename Value, typename Pred>
+void purgeEntries(int map_fd, Pred stale) {
+  Key key{}, next{};
+  Value value{};
+  std::vector<Key> gone;
+  const void* prev = nullptr;
+  while (bpf_map_get_next_key(map_fd, prev, &next) == 0) {
+    if (bpf_map_lookup_elem(map_fd, &next, &value) == 0 && stale(next, value))
+      gone.push_back(next);
+    key = next;
+    prev = &key;
+  }
+  for (const auto& k : gone) (void)bpf_map_delete_elem(map_fd, &k);
+}
 
 // The ring buffer in slot `slot` of a map-of-maps: the one an earlier
 // session of the slot created, or a new one of `bytes` that is put there.

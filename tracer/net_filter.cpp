@@ -276,22 +276,6 @@ Result<std::pair<Skeleton, SharedNet>> loadShared(const SharedPins& pins, std::s
   return std::make_pair(std::move(skel), std::move(net));
 }
 
-// Deletes every key of `map_fd` for which `stale(key, value)` holds.
-template <typename Key, typename Value, typename Pred>
-void purge(int map_fd, Pred stale) {
-  Key key{}, next{};
-  Value value{};
-  std::vector<Key> gone;
-  const void* prev = nullptr;
-  while (bpf_map_get_next_key(map_fd, prev, &next) == 0) {
-    if (bpf_map_lookup_elem(map_fd, &next, &value) == 0 && stale(next, value))
-      gone.push_back(next);
-    key = next;
-    prev = &key;
-  }
-  for (const auto& k : gone) (void)bpf_map_delete_elem(map_fd, &k);
-}
-
 }  // namespace
 
 struct NetFilter::State {
@@ -369,19 +353,19 @@ struct NetFilter::State {
   // Every entry of the slot, whoever wrote it.
   void purgeSlot() {
     const uint32_t first = globalPlan(0), end = globalPlan(SV_NET_MAX_PLANS);
-    purge<uint64_t, sv_net_cgroup_plan>(net.map(kCgroupPlans), [&](auto&, auto& v) {
+    purgeEntries<uint64_t, sv_net_cgroup_plan>(net.map(kCgroupPlans), [&](auto&, auto& v) {
       return v.slot == slot;
     });
-    purge<sv_net_lpm_key, sv_net_allow_value>(net.map(kAllow), [&](auto& k, auto&) {
+    purgeEntries<sv_net_lpm_key, sv_net_allow_value>(net.map(kAllow), [&](auto& k, auto&) {
       return k.plan >= first && k.plan < end;
     });
-    purge<sv_net_dns_key, sv_net_dns_target>(net.map(kDnsServers), [&](auto& k, auto&) {
+    purgeEntries<sv_net_dns_key, sv_net_dns_target>(net.map(kDnsServers), [&](auto& k, auto&) {
       return k.slot == slot;
     });
-    purge<sv_net_dns_key, sv_net_dns_key>(net.map(kDnsProxies), [&](auto&, auto& v) {
+    purgeEntries<sv_net_dns_key, sv_net_dns_key>(net.map(kDnsProxies), [&](auto&, auto& v) {
       return v.slot == slot;
     });
-    purge<sv_net_unix_key, uint32_t>(net.map(kUnixRoots), [&](auto& k, auto&) {
+    purgeEntries<sv_net_unix_key, uint32_t>(net.map(kUnixRoots), [&](auto& k, auto&) {
       return k.slot == slot;
     });
   }

@@ -23,7 +23,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <optional>
 #include <cstdio>
 #include <cstring>
@@ -182,20 +181,6 @@ Result<Loaded> loadPrograms(const KernelLayout& layout, const SharedPins& pins) 
   return out;
 }
 
-// Approvals a previous session of the slot left (its threads' exits were
-// not seen once it had released the slot).
-void purgeApprovals(int approved_fd, uint32_t slot) {
-  sv_proc_approval_key key{}, next{};
-  std::vector<sv_proc_approval_key> stale;
-  const void* prev = nullptr;
-  while (bpf_map_get_next_key(approved_fd, prev, &next) == 0) {
-    if (next.slot == slot) stale.push_back(next);
-    key = next;
-    prev = &key;
-  }
-  for (const auto& k : stale) (void)bpf_map_delete_elem(approved_fd, &k);
-}
-
 // sv_proc_active: the highest claimed slot + 1. A claim raises it to cover
 // its slot; a release lowers it past the free slots at the top (each slot
 // read costs a syscall, so the common single session reads none).
@@ -301,7 +286,10 @@ Status ProcTracker::State::claim(int cgroup_fd) {
     return errnoError("sv_proc_sessions: clear");
   claimed = true;  // from here on, release() undoes what follows
   SV_TRY(zeroPerCpu(maps.stats.get(), slot * SV_PROC_STAT_MAX, SV_PROC_STAT_MAX));
-  purgeApprovals(maps.approved.get(), slot);
+  // Approvals a previous session of the slot left (its threads' exits were
+  // not seen once it had released the slot).
+  purgeEntries<sv_proc_approval_key, sv_proc_approval>(
+      maps.approved.get(), [this](const auto& k, const auto&) { return k.slot == slot; });
   auto ring = slotRingBuffer(maps.rings.get(), slot, SV_PROC_RING_BYTES, "sv_proc_ring");
   if (!ring) return ring.error();
   ring_fd = std::move(*ring);
