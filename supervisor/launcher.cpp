@@ -3,6 +3,8 @@
 
 #include <fcntl.h>
 #include <linux/sched.h>
+#include <pthread.h>
+#include <sys/eventfd.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -10,8 +12,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstring>
+#include <utility>
 
+#include "supervisor/clone_shared_vm.h"
 #include "tracer/capabilities.h"
 #include "tracer/fd_passing.h"
 #include "tracer/landlock.h"
@@ -20,9 +25,18 @@
 namespace sv::supervisor {
 namespace {
 
+// Everything the child reads, owned by its parent thread: launch() may
+// return (and free its own copies) while the child is still before execve.
+struct ChildArgs {
+  LaunchSpec spec;
+  std::vector<char*> argv;
+  std::vector<char*> envp;
+  int sock = -1;
+};
+
 // Async-signal-safe: only write(2) and _exit(2).
 [[noreturn]] void childFail(const char* step, int err, int code) {
-  const char* msg = std::strerror(err);  // the parent was single-threaded at clone time
+  const char* msg = std::strerror(err);  // a static table: no lock, no allocation
   const char* parts[] = {"supervise: ", step, ": ", msg, "\n"};
   for (const char* p : parts) {
     ssize_t unused = ::write(STDERR_FILENO, p, std::strlen(p));
@@ -31,7 +45,9 @@ namespace {
   ::_exit(code);
 }
 
-[[noreturn]] void runChild(const LaunchSpec& spec, char* const* argv, char* const* envp, int sock) {
+[[noreturn]] void runChild(const ChildArgs& child) {
+  const LaunchSpec& spec = child.spec;
+  const int sock = child.sock;
   // If the supervisor dies before we exec, die with it (the watchdog covers the rest of the tree).
   if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) childFail("PR_SET_PDEATHSIG", errno, 125);
   // "0" moves this (only) thread; its whole tree counts against pids.max.
@@ -56,10 +72,12 @@ namespace {
   }
   ::close(sock);
   if (::sigprocmask(SIG_SETMASK, &spec.child_sigmask, nullptr) != 0) childFail("sigprocmask", errno, 125);
-  ::execve(spec.exe.c_str(), argv, envp);
+  ::execve(spec.exe.c_str(), child.argv.data(), child.envp.data());
   int err = errno;
   childFail(spec.exe.c_str(), err, err == ENOENT ? 127 : 126);
 }
+
+int runChildOnItsStack(void* child) { runChild(*static_cast<const ChildArgs*>(child)); }
 
 std::vector<char*> cStrings(const std::vector<std::string>& strings) {
   std::vector<char*> out;
@@ -69,7 +87,107 @@ std::vector<char*> cStrings(const std::vector<std::string>& strings) {
   return out;
 }
 
+constexpr size_t kParentStackBytes = 256 * 1024;
+constexpr size_t kChildStackBytes = 64 * 1024;  // inside the parent's: runChild needs little
+
 }  // namespace
+
+// The thread the command is a child of (see launcher.h). It clones the
+// command, waits (CLONE_VFORK) until it has exec'd or died, closes its end of
+// the socket so launch() sees EOF, then waits to be released.
+class CommandParent {
+ public:
+  static Result<std::unique_ptr<CommandParent>> start(const LaunchSpec& spec, UniqueFd child_sock) {
+    auto parent = std::unique_ptr<CommandParent>(new CommandParent(spec, std::move(child_sock)));
+    UniqueFd release(::eventfd(0, EFD_CLOEXEC));
+    if (!release) return errnoError("eventfd");
+    parent->release_ = std::move(release);
+    pthread_attr_t attr;
+    ::pthread_attr_init(&attr);
+    ::pthread_attr_setstacksize(&attr, kParentStackBytes);
+    const int rc = ::pthread_create(&parent->thread_, &attr, &CommandParent::run, parent.get());
+    ::pthread_attr_destroy(&attr);
+    if (rc != 0) return Error{rc, "start the command's parent thread"};
+    parent->running_ = true;
+    return parent;
+  }
+
+  ~CommandParent() {
+    if (!running_) return;
+    const uint64_t one = 1;
+    ssize_t unused = ::write(release_.get(), &one, sizeof one);
+    (void)unused;
+    ::pthread_join(thread_, nullptr);
+  }
+
+  // Valid once launch() has the listener or EOF: the kernel writes both
+  // before the child runs.
+  pid_t pid() const { return pid_; }
+  int takePidfd() { return std::exchange(pidfd_, -1); }
+  int cloneError() const { return clone_error_.load(std::memory_order_acquire); }
+
+ private:
+  CommandParent(const LaunchSpec& spec, UniqueFd child_sock) : child_sock_(std::move(child_sock)) {
+    child_.spec = spec;
+    child_.argv = cStrings(child_.spec.argv);
+    child_.envp = cStrings(child_.spec.env);
+    child_.sock = child_sock_.get();
+  }
+
+  static void* run(void* self_ptr) {
+    auto* self = static_cast<CommandParent*>(self_ptr);
+    // The child starts with every signal blocked: none may run a handler of
+    // supervise on its memory. It sets the command's own mask before execve.
+    sigset_t all;
+    sigfillset(&all);
+    ::pthread_sigmask(SIG_SETMASK, &all, nullptr);
+    const long pid = self->cloneChild();
+    if (pid < 0) self->clone_error_.store(static_cast<int>(-pid), std::memory_order_release);
+    self->child_sock_.reset();
+    uint64_t released;
+    while (::read(self->release_.get(), &released, sizeof released) < 0 && errno == EINTR) {
+    }
+    return nullptr;
+  }
+
+  long cloneChild() {
+    clone_args args{};
+    args.flags = CLONE_PIDFD | CLONE_PARENT_SETTID;
+    args.pidfd = reinterpret_cast<uint64_t>(&pidfd_);
+    args.parent_tid = reinterpret_cast<uint64_t>(&pid_);
+    args.exit_signal = SIGCHLD;
+    if (child_.spec.cgroup_fd >= 0) {
+      args.flags |= CLONE_INTO_CGROUP;
+      args.cgroup = static_cast<uint64_t>(child_.spec.cgroup_fd);
+    }
+    if constexpr (kCanShareVm) {
+      // This thread is suspended until the child execs or exits, so the
+      // child may use a stack carved from this thread's and its TLS (errno).
+      alignas(16) unsigned char stack[kChildStackBytes];
+      args.flags |= CLONE_VM | CLONE_VFORK;
+      args.stack = reinterpret_cast<uint64_t>(stack);
+      args.stack_size = sizeof stack;
+      return clone3Calling(&args, runChildOnItsStack, &child_);
+    }
+    const long pid = ::syscall(SYS_clone3, &args, sizeof args);
+    if (pid == 0) runChild(child_);
+    return pid < 0 ? -errno : pid;
+  }
+
+  ChildArgs child_;
+  UniqueFd child_sock_;
+  UniqueFd release_;
+  pthread_t thread_{};
+  bool running_ = false;
+  pid_t pid_ = -1;
+  int pidfd_ = -1;
+  std::atomic<int> clone_error_{0};
+};
+
+Launched::Launched() = default;
+Launched::Launched(Launched&&) noexcept = default;
+Launched& Launched::operator=(Launched&&) noexcept = default;
+Launched::~Launched() = default;
 
 Result<std::string> findExecutable(const std::string& name, const std::string& path_env) {
   auto usable = [](const std::string& p) -> int {
@@ -104,33 +222,27 @@ Result<Launched> launch(const LaunchSpec& spec) {
   if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) != 0)
     return errnoError("socketpair");
   UniqueFd parent_sock(pair[0]);
-  UniqueFd child_sock(pair[1]);
+  auto parent = CommandParent::start(spec, UniqueFd(pair[1]));
+  if (!parent) return parent.error();
 
-  auto argv = cStrings(spec.argv);
-  auto envp = cStrings(spec.env);
-
-  int pidfd = -1;
-  clone_args args{};
-  args.flags = CLONE_PIDFD;
-  args.pidfd = reinterpret_cast<uint64_t>(&pidfd);
-  args.exit_signal = SIGCHLD;
-  if (spec.cgroup_fd >= 0) {
-    args.flags |= CLONE_INTO_CGROUP;
-    args.cgroup = static_cast<uint64_t>(spec.cgroup_fd);
+  // The listener, or EOF once the parent thread's clone3 has returned: the
+  // child exec'd (no seccomp), died before it could be supervised, or never
+  // started.
+  Result<UniqueFd> listener = Error{ECONNRESET, "no listener"};
+  if (spec.seccomp_filter) {
+    listener = tracer::receiveFdOverSocket(parent_sock.get());
+  } else {
+    char eof;
+    while (::read(parent_sock.get(), &eof, 1) < 0 && errno == EINTR) {
+    }
   }
-  long pid = ::syscall(SYS_clone3, &args, sizeof args);
-  if (pid < 0) return errnoError("clone3");
-  if (pid == 0) {
-    parent_sock.release();  // don't close in the child: fds are closed by exec (CLOEXEC)
-    runChild(spec, argv.data(), envp.data(), child_sock.get());
-  }
+  if (const int err = (*parent)->cloneError()) return Error{err, "clone3"};
 
   Launched out;
-  out.pid = static_cast<pid_t>(pid);
-  out.pidfd.reset(pidfd);
-  child_sock.reset();  // so a child that dies early gives us EOF, not a hang
+  out.pid = (*parent)->pid();
+  out.pidfd.reset((*parent)->takePidfd());
+  out.parent = std::move(*parent);
   if (spec.seccomp_filter) {
-    auto listener = tracer::receiveFdOverSocket(parent_sock.get());
     if (!listener) {
       // The child printed why; reap it so its status is not lost.
       int status = 0;

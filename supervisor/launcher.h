@@ -8,6 +8,13 @@
 // clone3(CLONE_INTO_CGROUP) puts the child in the session cgroup atomically,
 // so no process of the tree ever runs outside it; CLONE_PIDFD gives the loop a
 // race-free handle on it.
+//
+// The child shares supervise's memory until it execs (CLONE_VM|CLONE_VFORK,
+// like posix_spawn; clone_shared_vm.h says why). The thread that clones it is
+// suspended until that exec, which waits for the notify thread's answer, so
+// a thread of its own does the clone: the command's parent, which then waits
+// for the session to end (the kernel's parent-death signal follows that
+// thread, not the process).
 #pragma once
 
 #include <linux/filter.h>
@@ -15,6 +22,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -36,10 +44,20 @@ struct LaunchSpec {
   sigset_t child_sigmask{};       // the mask the command starts with
 };
 
+class CommandParent;  // launcher.cpp
+
 struct Launched {
   pid_t pid = -1;
   UniqueFd pidfd;
   UniqueFd listener;  // seccomp user-notify fd; invalid without seccomp
+  // Destroying it ends the command's parent thread and, through the parent-death
+  // signal, the command if it still runs.
+  std::unique_ptr<CommandParent> parent;
+
+  Launched();
+  Launched(Launched&&) noexcept;
+  Launched& operator=(Launched&&) noexcept;
+  ~Launched();
 };
 
 // Starts the child. A failure in the child before execve is printed by the

@@ -1,15 +1,10 @@
 // Watchdog process; see watchdog.h.
 //
-// Started with clone(CLONE_VM), not fork: a fork copies the supervisor's page
-// tables and leaves every page it then writes copy-on-write while the
-// watchdog lives (the whole session): ~2-3 ms of each start-up on the test
-// VM, where page faults are expensive. Sharing the address space instead
-// means the child must touch nothing the supervisor owns: it runs on its own
-// stack, from data in its own mapping (never unmapped, so it stays valid after
-// the supervisor exits), and makes raw syscalls only, because every libc
-// call may write errno, which lives in the supervisor thread's TLS. Where raw
-// syscalls are not written for the architecture, and in sanitizer builds, it
-// forks as before.
+// Started with clone(CLONE_VM), not fork (clone_shared_vm.h says why). It
+// runs alongside the supervisor for the whole session, so it touches nothing
+// the supervisor owns: it runs on its own stack, from data in its own mapping
+// (never unmapped, so it stays valid after the supervisor exits), and makes
+// raw syscalls only. Where the header says so, it forks instead.
 #include "supervisor/watchdog.h"
 
 #include <dirent.h>
@@ -24,6 +19,8 @@
 #include <csignal>
 #include <cstddef>
 #include <cstring>
+
+#include "supervisor/clone_shared_vm.h"
 
 namespace sv::supervisor {
 namespace {
@@ -41,20 +38,7 @@ struct WatchData {
   char events[256];            // cgroup.events
 };
 
-#if defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define SV_WATCHDOG_SANITIZED 1
-#endif
-#endif
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define SV_WATCHDOG_SANITIZED 1
-#endif
-
-// Sanitizer runtimes keep per-thread state in TLS, which a CLONE_VM child
-// would share: those builds fork.
-#if defined(__x86_64__) && !defined(SV_WATCHDOG_SANITIZED)
-constexpr bool kRawSyscalls = true;
-
+#if defined(__x86_64__) && !defined(SV_SANITIZED_BUILD)
 // A syscall without libc: returns -errno on failure, touches no TLS.
 long raw(long nr, long a1 = 0, long a2 = 0, long a3 = 0, long a4 = 0) {
   long ret;
@@ -66,7 +50,6 @@ long raw(long nr, long a1 = 0, long a2 = 0, long a3 = 0, long a4 = 0) {
   return ret;
 }
 #else
-constexpr bool kRawSyscalls = false;
 long raw(long nr, long a1 = 0, long a2 = 0, long a3 = 0, long a4 = 0) {
   long r = ::syscall(nr, a1, a2, a3, a4);  // forked child only: errno is its own
   return r < 0 ? -errno : r;
@@ -229,7 +212,7 @@ Result<Watchdog> Watchdog::start(const std::string& cgroup_path, const std::stri
   sigfillset(&all);
   ::pthread_sigmask(SIG_SETMASK, &all, &old);
   long pid;
-  if (kRawSyscalls) {
+  if (kCanShareVm) {
     char* stack_top = static_cast<char*>(map) + bytes;
     pid = ::clone(watch, stack_top, CLONE_VM | SIGCHLD, data);
   } else {
