@@ -33,7 +33,7 @@
 #include "tracer/net_filter.h"
 #include "tracer/notify.h"
 #include "tracer/probe.h"
-#include "tracer/seccomp_filter.h"
+#include "tracer/seccomp_programs.h"
 
 extern char** environ;
 
@@ -309,15 +309,7 @@ int runSession(const SessionOptions& options) {
     }
   }
   std::optional<std::vector<sock_filter>> filter;
-  if (host.seccomp_notify) {
-    auto built = tracer::buildSeccompFilter(compiled.seccomp);
-    if (!built) {
-      say("seccomp: " + built.error().message());
-      if (!unsafe) return kExitSupervisorError;
-    } else {
-      filter = std::move(*built);
-    }
-  }
+  if (host.seccomp_notify) filter = tracer::prebuiltSeccompFilter(compiled.seccomp);
   auto keep = tracer::capabilityMask(policy.keep_capabilities);
   if (!keep) {
     say("capabilities: " + keep.error().message());
