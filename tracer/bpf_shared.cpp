@@ -10,7 +10,6 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstdio>
 #include <cstdlib>
 
 #include "tracer/bpf_keepers.h"
@@ -18,16 +17,8 @@
 
 namespace sv::tracer {
 
-std::string sharedPinName(const char* prefix, int abi, const void* elf, size_t size) {
-  // FNV-1a: a name for this exact object, not a security boundary (the pin
-  // directory is root's alone).
-  const auto* bytes = static_cast<const unsigned char*>(elf);
-  uint64_t h = 14695981039346656037ull;
-  for (size_t i = 0; i < size; ++i) h = (h ^ bytes[i]) * 1099511628211ull;
-  char name[64];
-  std::snprintf(name, sizeof name, "%s-v%d-%016llx", prefix, abi,
-                static_cast<unsigned long long>(h));
-  return name;
+std::string sharedPinName(const char* prefix, int abi, const char* object_id) {
+  return std::string(prefix) + "-v" + std::to_string(abi) + "-" + object_id;
 }
 
 SharedPins::SharedPins(const std::string& name) {

@@ -28,8 +28,9 @@
 
 namespace sv::tracer {
 
-// "<prefix>-v<abi>-<hash of the ELF object>", a pin directory's name.
-std::string sharedPinName(const char* prefix, int abi, const void* elf, size_t size);
+// "<prefix>-v<abi>-<object id>", a pin directory's name. The id is the
+// build's <name>.object_id.h (a hash of the BPF object, computed at build time).
+std::string sharedPinName(const char* prefix, int abi, const char* object_id);
 
 // The pin directory of a shared load, and its lock. Without bpffs (no
 // keeperPinDir()) there is no directory: the caller loads a private copy

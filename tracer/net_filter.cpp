@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "shared/net_abi.h"
+#include "sv_net.object_id.h"
 #include "sv_net.skel.h"
 #include "tracer/bpf_keepers.h"
 #include "tracer/bpf_shared.h"
@@ -586,9 +587,7 @@ Result<NetFilter> NetFilter::load(const policy::NetworkPlan& plan,
   SV_TRY(s->addPlan("", plan));
   for (const auto& [name, profile_plan] : profiles) SV_TRY(s->addPlan(name, profile_plan));
 
-  size_t size = 0;
-  const void* elf = sv_net__elf_bytes(&size);
-  s->pins.emplace(sharedPinName("net", SV_NET_ABI_VERSION, elf, size));
+  s->pins.emplace(sharedPinName("net", SV_NET_ABI_VERSION, SV_NET_OBJECT_ID));
   const uint32_t flags = (options.deny_events_only ? SV_NET_SESSION_DENY_EVENTS_ONLY : 0) |
                          (options.report_connects ? SV_NET_SESSION_REPORT_CONNECTS : 0) |
                          (options.audit_only ? SV_NET_SESSION_AUDIT_ONLY : 0) |

@@ -31,6 +31,7 @@
 
 #include "common/unique_fd.h"
 #include "shared/proc_abi.h"
+#include "sv_proc.object_id.h"
 #include "sv_proc.skel.h"
 #include "tracer/bpf_keepers.h"
 #include "tracer/bpf_shared.h"
@@ -140,9 +141,7 @@ struct SharedMaps {
 };
 
 std::string pinName() {
-  size_t size = 0;
-  const void* elf = sv_proc__elf_bytes(&size);
-  return sharedPinName("proc", SV_PROC_ABI_VERSION, elf, size);
+  return sharedPinName("proc", SV_PROC_ABI_VERSION, SV_PROC_OBJECT_ID);
 }
 
 // Loads and attaches the programs; with a pin directory, pins the maps and

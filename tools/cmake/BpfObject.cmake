@@ -5,7 +5,8 @@
 # Each source is compiled with clang -target bpf (CO-RE against the checked-in
 # bpf/vmlinux/<arch>/vmlinux.h, never the build host's /sys/kernel/btf), with a
 # depfile so header edits rebuild; `bpftool gen object` links the objects into
-# one, and `bpftool gen skeleton` writes <name>.skel.h. Consumers link the
+# one, and `bpftool gen skeleton` writes <name>.skel.h, and <name>.object_id.h
+# the object's id (BpfObjectId.cmake). Consumers link the
 # INTERFACE target sv_bpf_<name>, which carries the include directory and the
 # build-order dependency on the generated header.
 include_guard(GLOBAL)
@@ -71,7 +72,15 @@ function(sv_add_bpf_skeleton name)
     COMMENT "BPF skeleton ${name}.skel.h"
     VERBATIM)
 
-  add_custom_target(sv_bpf_${name}_gen DEPENDS ${skel})
+  set(object_id ${out_dir}/${name}.object_id.h)
+  add_custom_command(
+    OUTPUT ${object_id}
+    COMMAND ${CMAKE_COMMAND} -DOBJECT=${linked} -DNAME=${name} -DOUT=${object_id}
+            -P ${CMAKE_CURRENT_FUNCTION_LIST_DIR}/BpfObjectId.cmake
+    DEPENDS ${linked} ${CMAKE_CURRENT_FUNCTION_LIST_DIR}/BpfObjectId.cmake
+    COMMENT "BPF object id ${name}"
+    VERBATIM)
+  add_custom_target(sv_bpf_${name}_gen DEPENDS ${skel} ${object_id})
   add_library(sv_bpf_${name} INTERFACE)
   target_include_directories(sv_bpf_${name} INTERFACE ${out_dir} ${SV_BPF_SOURCE_ROOT})
   add_dependencies(sv_bpf_${name} sv_bpf_${name}_gen)

@@ -11,15 +11,25 @@
 #include <cstring>
 #include <string>
 
+#include "sv_net.object_id.h"
+#include "sv_proc.object_id.h"
+
 namespace sv::tracer {
 namespace {
 
 TEST(SharedPinName, OneNamePerObjectAndAbi) {
-  const char a[] = "object bytes", b[] = "object bytez";
-  EXPECT_EQ(sharedPinName("net", 4, a, sizeof a), sharedPinName("net", 4, a, sizeof a));
-  EXPECT_NE(sharedPinName("net", 4, a, sizeof a), sharedPinName("net", 4, b, sizeof b));
-  EXPECT_NE(sharedPinName("net", 4, a, sizeof a), sharedPinName("net", 5, a, sizeof a));
-  EXPECT_EQ(sharedPinName("proc", 2, a, sizeof a).rfind("proc-v2-", 0), 0u);
+  EXPECT_EQ(sharedPinName("net", 4, "0123456789abcdef"), "net-v4-0123456789abcdef");
+  EXPECT_NE(sharedPinName("net", 4, "0123456789abcdef"), sharedPinName("net", 4, "0123456789abcdee"));
+  EXPECT_NE(sharedPinName("net", 4, "0123456789abcdef"), sharedPinName("net", 5, "0123456789abcdef"));
+}
+
+// The build's ids: 16 hex digits of the objects' SHA-256, one per object.
+TEST(SharedPinName, BuildIdsNameTheObjects) {
+  for (const char* id : {SV_NET_OBJECT_ID, SV_PROC_OBJECT_ID}) {
+    ASSERT_EQ(std::strlen(id), 16u) << id;
+    EXPECT_EQ(std::strspn(id, "0123456789abcdef"), 16u) << id;
+  }
+  EXPECT_STRNE(SV_NET_OBJECT_ID, SV_PROC_OBJECT_ID);
 }
 
 // A claim names its supervisor by pid and start time: alive while it runs,
