@@ -231,6 +231,19 @@ bool NotifyHandler::resolve(Call& c, int dirfd, uint64_t addr, const ResolveOpti
         finish(c, parent);
         return false;
       }
+      // A symlink on the way (/bin -> usr/bin on merged-/usr systems): where
+      // only the object matters, let the kernel follow it in one call.
+      if (options.object_only) {
+        const int obj = openFollowingSymlinks(abs, options.follow_final);
+        if (obj >= 0) {
+          out->object.reset(obj);
+          if (auto real = fdPath(obj)) {
+            out->real_path = std::move(*real);
+            return true;
+          }
+          *out = ResolvedPath{};
+        }
+      }
     }
   }
   ResolveOptions scoped = options;
@@ -812,7 +825,9 @@ void NotifyHandler::handleExec(Call& c, int dirfd, uint64_t path, uint64_t argv_
     if (len && *len == 0 && !resolveTarget(c, dirfd, 0, true, &target)) return;
   }
   if (!target.object &&
-      !resolve(c, dirfd, path, {.follow_final = !(flags & AT_SYMLINK_NOFOLLOW)}, &target, &raw))
+      !resolve(c, dirfd, path,
+               {.follow_final = !(flags & AT_SYMLINK_NOFOLLOW), .object_only = true}, &target,
+               &raw))
     return;
   if (!target.object) return finish(c, -ENOENT);
   // argv, for the audit record only (never for the decision). One element and

@@ -98,6 +98,25 @@ int openNoSymlinks(std::string_view abs_path, uint64_t flags, uint64_t mode) {
   return fd < 0 ? -errno : static_cast<int>(fd);
 }
 
+int openFollowingSymlinks(std::string_view abs_path, bool follow_final) {
+  while (!abs_path.empty() && abs_path.front() == '/') abs_path.remove_prefix(1);
+  char rel[2 * PATH_MAX + 1];
+  if (abs_path.empty()) return -EINVAL;  // the root itself: the walk has it
+  if (abs_path.size() >= sizeof rel) return -ENAMETOOLONG;
+  abs_path.copy(rel, abs_path.size());
+  rel[abs_path.size()] = '\0';
+  open_how how{};
+  how.flags = O_PATH | O_CLOEXEC | (follow_final ? 0 : O_NOFOLLOW);
+  how.resolve = RESOLVE_NO_MAGICLINKS;
+  const long fd = ::syscall(SYS_openat2, rootFd(), rel, &how, sizeof how);
+  if (fd < 0) return -errno;
+  if (isProcfs(static_cast<int>(fd))) {
+    ::close(static_cast<int>(fd));
+    return -EXDEV;
+  }
+  return static_cast<int>(fd);
+}
+
 Status lexicalTargetPath(pid_t tid, pid_t tgid, int dirfd, std::string_view path,
                          std::string& out) {
   if (path.empty()) return Error{ENOENT, "empty path"};

@@ -31,6 +31,9 @@ struct ResolveOptions {
   bool no_symlinks = false;    // RESOLVE_NO_SYMLINKS: any symlink is ELOOP
   bool no_magiclinks = false;  // RESOLVE_NO_MAGICLINKS: procfs magic links are ELOOP
   bool beneath = false;        // RESOLVE_BENEATH: no absolute jumps, no `..` above the start
+  // The caller uses only `object` and `real_path` (exec): a path through
+  // plain symlinks may then be resolved by the kernel (openFollowingSymlinks).
+  bool object_only = false;
   // The session cgroup's directory name. When set, /proc/PID of a process
   // outside the session is EACCES, as Landlock's scoping makes it for the
   // target itself: the supervisor opens with its own, ptrace-capable
@@ -76,6 +79,15 @@ int rootFd();
 // openat2 from rootFd() with RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS.
 // Returns the fd, or -errno (ELOOP: a symlink was on the way).
 int openNoSymlinks(std::string_view abs_path, uint64_t flags, uint64_t mode = 0);
+
+// For object_only resolutions: an O_PATH fd of what `abs_path` names from
+// rootFd(), the kernel following plain symlinks (the last one only with
+// follow_final) but no magic link. Exact for the target as long as nothing on
+// the way is procfs, whose "self" would name the supervisor: every way from a
+// /proc/PID directory to a non-procfs object is a magic link, which fails
+// here with ELOOP, and a result on procfs fails with EXDEV. Any failure means
+// "take the walk", which also produces the exact errno.
+int openFollowingSymlinks(std::string_view abs_path, bool follow_final);
 
 // The kernel's idea of the absolute path of an O_PATH fd (readlink of
 // /proc/self/fd/N), without a " (deleted)" suffix.
