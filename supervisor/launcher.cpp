@@ -31,7 +31,8 @@ struct ChildArgs {
   LaunchSpec spec;
   std::vector<char*> argv;
   std::vector<char*> envp;
-  int sock = -1;
+  int sock = -1;     // the child's end
+  int control = -1;  // the supervisor's end, which the child must not hold
 };
 
 // Async-signal-safe: only write(2) and _exit(2).
@@ -48,6 +49,8 @@ struct ChildArgs {
 [[noreturn]] void runChild(const ChildArgs& child) {
   const LaunchSpec& spec = child.spec;
   const int sock = child.sock;
+  // Our copy of the supervisor's end would hide its close (no EOF for us).
+  ::close(child.control);
   // If the supervisor dies before we exec, die with it (the watchdog covers the rest of the tree).
   if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) childFail("PR_SET_PDEATHSIG", errno, 125);
   // "0" moves this (only) thread; its whole tree counts against pids.max.
@@ -63,13 +66,23 @@ struct ChildArgs {
     int rc = tracer::dropCapabilities(spec.keep_capabilities);
     if (rc < 0) childFail("drop capabilities", -rc, 125);
   }
+  // Set up: say so (with the listener), then wait for the go. A supervisor
+  // that gave up meanwhile closed its end: leave without a word, it says why.
+  int rc;
   if (spec.seccomp_filter) {
     int listener = tracer::installSeccompFilter(*spec.seccomp_filter);
     if (listener < 0) childFail("seccomp", -listener, 125);
-    int rc = tracer::sendFdOverSocket(sock, listener);
-    if (rc < 0) childFail("send seccomp listener", -rc, 125);
+    rc = tracer::sendFdOverSocket(sock, listener);
     ::close(listener);
+  } else {
+    rc = ::send(sock, "R", 1, MSG_NOSIGNAL) == 1 ? 0 : -errno;
   }
+  if (rc == -EPIPE || rc == -ECONNRESET) ::_exit(125);
+  if (rc < 0) childFail("report the set-up", -rc, 125);
+  char go = 0;
+  while ((rc = static_cast<int>(::read(sock, &go, 1))) < 0 && errno == EINTR) {
+  }
+  if (rc != 1) ::_exit(125);
   ::close(sock);
   if (::sigprocmask(SIG_SETMASK, &spec.child_sigmask, nullptr) != 0) childFail("sigprocmask", errno, 125);
   ::execve(spec.exe.c_str(), child.argv.data(), child.envp.data());
@@ -94,11 +107,14 @@ constexpr size_t kChildStackBytes = 64 * 1024;  // inside the parent's: runChild
 
 // The thread the command is a child of (see launcher.h). It clones the
 // command, waits (CLONE_VFORK) until it has exec'd or died, closes its end of
-// the socket so launch() sees EOF, then waits to be released.
+// the socket so awaitSetUp() sees EOF, then waits to be released.
 class CommandParent {
  public:
-  static Result<std::unique_ptr<CommandParent>> start(const LaunchSpec& spec, UniqueFd child_sock) {
-    auto parent = std::unique_ptr<CommandParent>(new CommandParent(spec, std::move(child_sock)));
+  static Result<std::unique_ptr<CommandParent>> start(const LaunchSpec& spec) {
+    int pair[2];
+    if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) != 0)
+      return errnoError("socketpair");
+    auto parent = std::unique_ptr<CommandParent>(new CommandParent(spec, pair[0], pair[1]));
     UniqueFd release(::eventfd(0, EFD_CLOEXEC));
     if (!release) return errnoError("eventfd");
     parent->release_ = std::move(release);
@@ -114,24 +130,70 @@ class CommandParent {
 
   ~CommandParent() {
     if (!running_) return;
+    if (!started_) {
+      // Never started: the child sees EOF instead of the go and leaves unrun
+      // (or fails to report its set-up); reap it once it has.
+      control_.reset();
+      const uint64_t one = 1;
+      ssize_t unused = ::write(release_.get(), &one, sizeof one);
+      (void)unused;
+      ::pthread_join(thread_, nullptr);
+      if (pid_ > 0) ::waitpid(pid_, nullptr, __WALL);
+      return;
+    }
     const uint64_t one = 1;
     ssize_t unused = ::write(release_.get(), &one, sizeof one);
     (void)unused;
     ::pthread_join(thread_, nullptr);
   }
 
-  // Valid once launch() has the listener or EOF: the kernel writes both
-  // before the child runs.
-  pid_t pid() const { return pid_; }
-  int takePidfd() { return std::exchange(pidfd_, -1); }
-  int cloneError() const { return clone_error_.load(std::memory_order_acquire); }
+  // The child's report that it is set up (with the listener, if it installed
+  // a filter), or EOF once this thread's clone3 has returned: the child died
+  // first, or never started.
+  Status awaitSetUp(Launched& out) {
+    Result<UniqueFd> listener = Error{ECONNRESET, "no report"};
+    if (child_.spec.seccomp_filter) {
+      listener = tracer::receiveFdOverSocket(control_.get());
+    } else {
+      char ready;
+      ssize_t n;
+      while ((n = ::read(control_.get(), &ready, 1)) < 0 && errno == EINTR) {
+      }
+      if (n == 1) listener = UniqueFd();
+    }
+    if (const int err = clone_error_.load(std::memory_order_acquire)) return Error{err, "clone3"};
+    // Both written by the kernel before the child ran.
+    out.pid = pid_;
+    out.pidfd.reset(std::exchange(pidfd_, -1));
+    if (!listener) {
+      // The child printed why; reap it so its status is not lost.
+      int status = 0;
+      ::waitpid(out.pid, &status, 0);
+      pid_ = -1;
+      Error e = listener.error();
+      if (e.code == ECONNRESET)
+        e = Error{0, "the command's setup failed before it could be supervised"};
+      if (WIFEXITED(status)) e.context += " (exit " + std::to_string(WEXITSTATUS(status)) + ")";
+      return e;
+    }
+    out.listener = std::move(*listener);
+    return {};
+  }
+
+  Status go() {
+    if (::send(control_.get(), "G", 1, MSG_NOSIGNAL) != 1) return errnoError("start the command");
+    started_ = true;
+    return {};
+  }
 
  private:
-  CommandParent(const LaunchSpec& spec, UniqueFd child_sock) : child_sock_(std::move(child_sock)) {
+  CommandParent(const LaunchSpec& spec, int control, int child_sock)
+      : control_(control), child_sock_(child_sock) {
     child_.spec = spec;
     child_.argv = cStrings(child_.spec.argv);
     child_.envp = cStrings(child_.spec.env);
     child_.sock = child_sock_.get();
+    child_.control = control_.get();
   }
 
   static void* run(void* self_ptr) {
@@ -175,10 +237,12 @@ class CommandParent {
   }
 
   ChildArgs child_;
-  UniqueFd child_sock_;
+  UniqueFd control_;     // ours: the child's report, our go
+  UniqueFd child_sock_;  // the child's end, closed here once clone3 returned
   UniqueFd release_;
   pthread_t thread_{};
   bool running_ = false;
+  bool started_ = false;
   pid_t pid_ = -1;
   int pidfd_ = -1;
   std::atomic<int> clone_error_{0};
@@ -218,44 +282,15 @@ Result<std::string> findExecutable(const std::string& name, const std::string& p
 }
 
 Result<Launched> launch(const LaunchSpec& spec) {
-  int pair[2];
-  if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) != 0)
-    return errnoError("socketpair");
-  UniqueFd parent_sock(pair[0]);
-  auto parent = CommandParent::start(spec, UniqueFd(pair[1]));
+  auto parent = CommandParent::start(spec);
   if (!parent) return parent.error();
-
-  // The listener, or EOF once the parent thread's clone3 has returned: the
-  // child exec'd (no seccomp), died before it could be supervised, or never
-  // started.
-  Result<UniqueFd> listener = Error{ECONNRESET, "no listener"};
-  if (spec.seccomp_filter) {
-    listener = tracer::receiveFdOverSocket(parent_sock.get());
-  } else {
-    char eof;
-    while (::read(parent_sock.get(), &eof, 1) < 0 && errno == EINTR) {
-    }
-  }
-  if (const int err = (*parent)->cloneError()) return Error{err, "clone3"};
-
   Launched out;
-  out.pid = (*parent)->pid();
-  out.pidfd.reset((*parent)->takePidfd());
   out.parent = std::move(*parent);
-  if (spec.seccomp_filter) {
-    if (!listener) {
-      // The child printed why; reap it so its status is not lost.
-      int status = 0;
-      ::waitpid(out.pid, &status, 0);
-      Error e = listener.error();
-      if (e.code == ECONNRESET)
-        e = Error{0, "the command's setup failed before it could be supervised"};
-      if (WIFEXITED(status)) e.context += " (exit " + std::to_string(WEXITSTATUS(status)) + ")";
-      return e;
-    }
-    out.listener = std::move(*listener);
-  }
   return out;
 }
+
+Status awaitSetUp(Launched& launched) { return launched.parent->awaitSetUp(launched); }
+
+Status startCommand(Launched& launched) { return launched.parent->go(); }
 
 }  // namespace sv::supervisor

@@ -4,7 +4,9 @@
 // path, the Landlock ruleset, the seccomp program); the child, between clone3
 // and execve, only makes raw syscalls in a fixed order:
 //   no_new_privs → Landlock → drop capabilities → seccomp (NEW_LISTENER)
-//   → send the listener to the parent → execve.
+//   → send the listener to the parent → wait for the go → execve.
+// The supervisor finishes its own set-up (network, audit, watchdog) while
+// the child does this, and says go when everything is in place.
 // clone3(CLONE_INTO_CGROUP) puts the child in the session cgroup atomically,
 // so no process of the tree ever runs outside it; CLONE_PIDFD gives the loop a
 // race-free handle on it.
@@ -60,10 +62,19 @@ struct Launched {
   ~Launched();
 };
 
-// Starts the child. A failure in the child before execve is printed by the
-// child itself ("supervise: <step>: <error>") and it exits 125; a failing
-// execve exits 126 (or 127 for ENOENT).
+// Starts the child, which sets itself up meanwhile: pid, pidfd and listener
+// are known after awaitSetUp(). The command runs only after startCommand();
+// a Launched destroyed before it makes the child leave (exit 125) unrun.
 Result<Launched> launch(const LaunchSpec& spec);
+
+// Waits for the child's set-up. A failure in the child before that is
+// printed by the child itself ("supervise: <step>: <error>", exit 125) and
+// returned here with its exit status.
+Status awaitSetUp(Launched& launched);
+
+// Lets the set-up child execve the command; a failing execve exits 126 (127
+// for ENOENT).
+Status startCommand(Launched& launched);
 
 // execvp-like lookup done by the parent, so "not found" is exit 127 with a
 // clear message before anything starts.

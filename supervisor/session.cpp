@@ -191,6 +191,50 @@ int runSession(const SessionOptions& options) {
   // (process_events.h).
   ProcTrackerLoad proc(policy, compiled, cgroup ? cgroup->dirFd() : -1);
 
+  UniqueFd ruleset;
+  if (host.landlock_abi > 0) {
+    auto built = tracer::buildLandlockRuleset(compiled.landlock, host.landlock_abi);
+    if (!built) {
+      say("landlock: " + built.error().message());
+      if (!unsafe) return kExitSupervisorError;
+    } else {
+      ruleset = std::move(*built);
+    }
+  }
+  std::optional<std::vector<sock_filter>> filter;
+  if (host.seccomp_notify) filter = tracer::prebuiltSeccompFilter(compiled.seccomp);
+  auto keep = tracer::capabilityMask(policy.keep_capabilities);
+  if (!keep) {
+    say("capabilities: " + keep.error().message());
+    return kExitPolicyError;
+  }
+
+  // Signals we forward arrive on a signalfd; the command starts with our old mask.
+  sigset_t forwarded, old_mask;
+  sigemptyset(&forwarded);
+  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) sigaddset(&forwarded, sig);
+  ::sigprocmask(SIG_BLOCK, &forwarded, &old_mask);
+  UniqueFd sigfd(::signalfd(-1, &forwarded, SFD_NONBLOCK | SFD_CLOEXEC));
+
+  LaunchSpec spec;
+  spec.exe = *exe;
+  spec.argv = options.command;
+  for (char** e = environ; *e; ++e) spec.env.emplace_back(*e);
+  spec.cgroup_fd = cgroup ? cgroup->dirFd() : -1;
+  spec.pids_cgroup_tasks_fd = pids_v1 ? pids_v1->tasksFd() : -1;
+  spec.landlock_ruleset_fd = ruleset ? ruleset.get() : -1;
+  spec.seccomp_filter = filter ? &*filter : nullptr;
+  spec.keep_capabilities = *keep;
+  spec.child_sigmask = old_mask;
+
+  // The child sets itself up (launcher.h) while the network, audit and
+  // watchdog are set up here; it execs only on startCommand() below.
+  auto launched = launch(spec);
+  if (!launched) {
+    say("cannot start " + options.command[0] + ": " + launched.error().message());
+    return kExitSupervisorError;
+  }
+
   // Each profile gets its own plan in the kernel (profile_network.h).
   const auto& profile_plans = compiled.profile_network;
   const bool needs_net = policy.network.mode.value_or(NetworkMode::All) != NetworkMode::All ||
@@ -298,42 +342,6 @@ int runSession(const SessionOptions& options) {
     watchdog.emplace(std::move(*started));
   }
 
-  UniqueFd ruleset;
-  if (host.landlock_abi > 0) {
-    auto built = tracer::buildLandlockRuleset(compiled.landlock, host.landlock_abi);
-    if (!built) {
-      say("landlock: " + built.error().message());
-      if (!unsafe) return kExitSupervisorError;
-    } else {
-      ruleset = std::move(*built);
-    }
-  }
-  std::optional<std::vector<sock_filter>> filter;
-  if (host.seccomp_notify) filter = tracer::prebuiltSeccompFilter(compiled.seccomp);
-  auto keep = tracer::capabilityMask(policy.keep_capabilities);
-  if (!keep) {
-    say("capabilities: " + keep.error().message());
-    return kExitPolicyError;
-  }
-
-  // Signals we forward arrive on a signalfd; the command starts with our old mask.
-  sigset_t forwarded, old_mask;
-  sigemptyset(&forwarded);
-  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) sigaddset(&forwarded, sig);
-  ::sigprocmask(SIG_BLOCK, &forwarded, &old_mask);
-  UniqueFd sigfd(::signalfd(-1, &forwarded, SFD_NONBLOCK | SFD_CLOEXEC));
-
-  LaunchSpec spec;
-  spec.exe = *exe;
-  spec.argv = options.command;
-  for (char** e = environ; *e; ++e) spec.env.emplace_back(*e);
-  spec.cgroup_fd = cgroup ? cgroup->dirFd() : -1;
-  spec.pids_cgroup_tasks_fd = pids_v1 ? pids_v1->tasksFd() : -1;
-  spec.landlock_ruleset_fd = ruleset ? ruleset.get() : -1;
-  spec.seccomp_filter = filter ? &*filter : nullptr;
-  spec.keep_capabilities = *keep;
-  spec.child_sigmask = old_mask;
-
   if (!proc.finish(say)) return kExitSupervisorError;  // attached before the first exec
   std::vector<std::string> backends;
   for (const char* b : {lsm ? "bpf-lsm" : "", filter ? "seccomp" : "", ruleset ? "landlock" : "",
@@ -356,15 +364,15 @@ int runSession(const SessionOptions& options) {
                         nlohmann::ordered_json(featureRowsJson(featureMatrix(caps, policy))));
   audit.emit(start);
 
-  auto launched = launch(spec);
-  ruleset.reset();
-  // Only now: an ignored SIGPIPE would survive the command's execve.
-  ::signal(SIGPIPE, SIG_IGN);
-  if (!launched) {
-    say("cannot start " + options.command[0] + ": " + launched.error().message());
+  if (auto st = awaitSetUp(*launched); !st) {
+    say("cannot start " + options.command[0] + ": " + st.error().message());
     finishAudit(audit, ExitStatus{kExitSupervisorError, 0, false});
     return kExitSupervisorError;
   }
+  // Only now that the child is cloned (it copied our fds, signal
+  // dispositions, umask): an ignored SIGPIPE would survive its execve.
+  ruleset.reset();
+  ::signal(SIGPIPE, SIG_IGN);
   lowerOwnCapabilities(*keep);
   ::umask(0);  // emulated creates apply the target's umask themselves
 
@@ -456,6 +464,12 @@ int runSession(const SessionOptions& options) {
   supervision.watchChild(launched->pid, launched->pidfd.get());
   supervision.watchSignals(sigfd.get());
 
+  if (auto st = startCommand(*launched); !st) {
+    say("cannot start " + options.command[0] + ": " + st.error().message());
+    if (cgroup) (void)cgroup->kill();
+    finishAudit(audit, ExitStatus{kExitSupervisorError, 0, false});
+    return kExitSupervisorError;
+  }
   auto exited = supervision.run();
   restoreOwnCapabilities();
 

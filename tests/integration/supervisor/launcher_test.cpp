@@ -1,7 +1,8 @@
-// launch(): the command runs from copies of its argv and environment, its
-// parent thread lives as long as the Launched handle (the kernel's
-// parent-death signal follows that thread), and a setup failure before the
-// exec is reported with the child's exit code.
+// launch(): the command runs only once started, from copies of its argv and
+// environment; its parent thread lives as long as the Launched handle (the
+// kernel's parent-death signal follows that thread); a handle dropped before
+// the start leaves the command unrun; a set-up failure before the exec is
+// reported with the child's exit code.
 #include "supervisor/launcher.h"
 
 #include <fcntl.h>
@@ -43,6 +44,15 @@ LaunchSpec shellSpec(const std::string& script) {
   return spec;
 }
 
+// launch() + awaitSetUp() + startCommand(), as a session does.
+Result<Launched> launchAndStart(const LaunchSpec& spec) {
+  auto launched = launch(spec);
+  if (!launched) return launched.error();
+  if (auto st = awaitSetUp(*launched); !st) return st.error();
+  if (auto st = startCommand(*launched); !st) return st.error();
+  return launched;
+}
+
 // A filter that allows everything but still hands back a listener.
 const std::vector<sock_filter> kAllowAll = {BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW)};
 // The same, except that execve waits for the listener's answer.
@@ -61,7 +71,7 @@ TEST(Launcher, CommandRunsFromCopiesOfArgvAndEnvironment) {
     spec.argv.push_back("argument-zero-" + std::string(40, '0'));
     spec.env = {"SV_LAUNCH_TEST=from-the-environment-" + std::string(40, 'e')};
     spec.seccomp_filter = &kNotifyExecve;
-    launched = launch(spec);
+    launched = launchAndStart(spec);
     ASSERT_TRUE(launched) << launched.error().message();
     ASSERT_TRUE(launched->listener);
     // The child shares this memory and waits in execve: free and overwrite
@@ -88,7 +98,7 @@ TEST(Launcher, CommandRunsFromCopiesOfArgvAndEnvironment) {
 }
 
 TEST(Launcher, CommandOutlivesLaunchAndExitsWithItsOwnStatus) {
-  auto launched = launch(shellSpec("sleep 0.3; exit 7"));
+  auto launched = launchAndStart(shellSpec("sleep 0.3; exit 7"));
   ASSERT_TRUE(launched) << launched.error().message();
   EXPECT_GT(launched->pid, 0);
   const siginfo_t info = waitPidfd(launched->pidfd.get());
@@ -98,7 +108,7 @@ TEST(Launcher, CommandOutlivesLaunchAndExitsWithItsOwnStatus) {
 }
 
 TEST(Launcher, DestroyingTheHandleKillsARunningCommand) {
-  auto launched = launch(shellSpec("exec sleep 30"));
+  auto launched = launchAndStart(shellSpec("exec sleep 30"));
   ASSERT_TRUE(launched) << launched.error().message();
   UniqueFd pidfd = std::move(launched->pidfd);
   launched = Error{0, "destroyed"};  // ends the parent thread: PR_SET_PDEATHSIG
@@ -112,7 +122,7 @@ TEST(Launcher, SetupFailureBeforeExecIsReportedWithTheExitCode) {
   LaunchSpec spec = shellSpec("exit 0");
   spec.landlock_ruleset_fd = not_a_ruleset.get();
   spec.seccomp_filter = &kAllowAll;
-  auto launched = launch(spec);
+  auto launched = launchAndStart(spec);
   ASSERT_FALSE(launched);
   EXPECT_NE(launched.error().message().find("setup failed"), std::string::npos)
       << launched.error().message();
@@ -123,11 +133,52 @@ TEST(Launcher, SetupFailureBeforeExecIsReportedWithTheExitCode) {
 TEST(Launcher, MissingExecutableExits127AfterLaunch) {
   LaunchSpec spec = shellSpec("");
   spec.exe = "/nonexistent/sv-launch-test";
-  auto launched = launch(spec);
+  auto launched = launchAndStart(spec);
   ASSERT_TRUE(launched) << launched.error().message();
   const siginfo_t info = waitPidfd(launched->pidfd.get());
   EXPECT_EQ(info.si_code, CLD_EXITED);
   EXPECT_EQ(info.si_status, 127);
+}
+
+TEST(Launcher, CommandRunsOnlyOnceStarted) {
+  TempDir dir;
+  const std::string mark = dir.path() + "/ran";
+  auto launched = launch(shellSpec("touch " + mark));
+  ASSERT_TRUE(launched) << launched.error().message();
+  ASSERT_TRUE(awaitSetUp(*launched));
+  ::usleep(200 * 1000);
+  EXPECT_NE(::access(mark.c_str(), F_OK), 0) << "ran before startCommand()";
+  ASSERT_TRUE(startCommand(*launched));
+  const siginfo_t info = waitPidfd(launched->pidfd.get());
+  EXPECT_EQ(info.si_code, CLD_EXITED);
+  EXPECT_EQ(info.si_status, 0);
+  EXPECT_EQ(::access(mark.c_str(), F_OK), 0);
+}
+
+// A session that gives up between launch and start (a missing mechanism,
+// say): the child leaves without running anything, whether it had finished
+// its set-up or not.
+TEST(Launcher, DroppedBeforeTheStartTheCommandNeverRuns) {
+  TempDir dir;
+  for (bool set_up : {false, true}) {
+    const std::string mark = dir.path() + (set_up ? "/after-set-up" : "/during-set-up");
+    LaunchSpec spec = shellSpec("touch " + mark);
+    spec.seccomp_filter = &kAllowAll;
+    pid_t pid = -1;
+    {
+      auto launched = launch(spec);
+      ASSERT_TRUE(launched) << launched.error().message();
+      if (set_up) {
+        ASSERT_TRUE(awaitSetUp(*launched));
+        pid = launched->pid;
+      }
+    }  // dropped: the child is gone and reaped
+    if (pid > 0) {
+      EXPECT_NE(::kill(pid, 0), 0) << "child " << pid << " still exists";
+    }
+    ::usleep(100 * 1000);
+    EXPECT_NE(::access(mark.c_str(), F_OK), 0) << mark;
+  }
 }
 
 }  // namespace
