@@ -10,6 +10,7 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "tracer/mountinfo.h"
 #include "tracer/read_file.h"
 
 namespace sv::tracer {
@@ -32,11 +33,23 @@ class MountDevs {
  public:
   Result<uint32_t> devOf(long long mnt_id) {
     std::lock_guard lock(mu_);
+    if (!primed_) {
+      // First the snapshot supervise took at start-up (no read on a
+      // session's first exec, which waits for this); a miss reads afresh.
+      primed_ = true;
+      parse(mountinfoOnce());
+    }
     if (auto it = devs_.find(mnt_id); it != devs_.end()) return it->second;
     auto text = readWholeFile("/proc/self/mountinfo");
     if (!text) return text.error();
+    parse(*text);
+    if (auto it = devs_.find(mnt_id); it != devs_.end()) return it->second;
+    return Error{ENOENT, "mount " + std::to_string(mnt_id) + " not in /proc/self/mountinfo"};
+  }
+
+ private:
+  void parse(std::string_view rest) {
     devs_.clear();
-    std::string_view rest = *text;
     while (!rest.empty()) {
       const size_t nl = rest.find('\n');
       const std::string_view line = rest.substr(0, nl);
@@ -47,12 +60,10 @@ class MountDevs {
                       &major, &minor) == 4)
         devs_[id] = (major << 20) | minor;
     }
-    if (auto it = devs_.find(mnt_id); it != devs_.end()) return it->second;
-    return Error{ENOENT, "mount " + std::to_string(mnt_id) + " not in /proc/self/mountinfo"};
   }
 
- private:
   std::mutex mu_;
+  bool primed_ = false;
   std::unordered_map<long long, uint32_t> devs_;
 };
 
