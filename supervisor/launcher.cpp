@@ -128,22 +128,27 @@ class CommandParent {
     return parent;
   }
 
+  // Lets the thread end now; the destructor still joins it.
+  void release() {
+    if (released_) return;
+    released_ = true;
+    const uint64_t one = 1;
+    ssize_t unused = ::write(release_.get(), &one, sizeof one);
+    (void)unused;
+  }
+
   ~CommandParent() {
     if (!running_) return;
     if (!started_) {
       // Never started: the child sees EOF instead of the go and leaves unrun
       // (or fails to report its set-up); reap it once it has.
       control_.reset();
-      const uint64_t one = 1;
-      ssize_t unused = ::write(release_.get(), &one, sizeof one);
-      (void)unused;
+      release();
       ::pthread_join(thread_, nullptr);
       if (pid_ > 0) ::waitpid(pid_, nullptr, __WALL);
       return;
     }
-    const uint64_t one = 1;
-    ssize_t unused = ::write(release_.get(), &one, sizeof one);
-    (void)unused;
+    release();
     ::pthread_join(thread_, nullptr);
   }
 
@@ -243,6 +248,7 @@ class CommandParent {
   pthread_t thread_{};
   bool running_ = false;
   bool started_ = false;
+  bool released_ = false;
   pid_t pid_ = -1;
   int pidfd_ = -1;
   std::atomic<int> clone_error_{0};
@@ -292,5 +298,7 @@ Result<Launched> launch(const LaunchSpec& spec) {
 Status awaitSetUp(Launched& launched) { return launched.parent->awaitSetUp(launched); }
 
 Status startCommand(Launched& launched) { return launched.parent->go(); }
+
+void commandExited(Launched& launched) { launched.parent->release(); }
 
 }  // namespace sv::supervisor

@@ -76,6 +76,10 @@ Status awaitSetUp(Launched& launched);
 // for ENOENT).
 Status startCommand(Launched& launched);
 
+// The command has exited (reaped): its parent thread may end now, while the
+// session tears down, rather than be woken and waited for at the very end.
+void commandExited(Launched& launched);
+
 // execvp-like lookup done by the parent, so "not found" is exit 127 with a
 // clear message before anything starts.
 Result<std::string> findExecutable(const std::string& name, const std::string& path_env);

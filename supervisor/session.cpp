@@ -471,6 +471,7 @@ int runSession(const SessionOptions& options) {
     return kExitSupervisorError;
   }
   auto exited = supervision.run();
+  if (exited) commandExited(*launched);
   restoreOwnCapabilities();
 
   // The command is gone: whatever it left behind goes with it, then nothing

@@ -232,6 +232,20 @@ TEST_F(Operators, EveryHelpHasAnExample) {
   }
 }
 
+// `supervise [options] -- cmd` skips building the subcommands (main.cpp);
+// everything else still sees all of them, and after `--` a subcommand's
+// name is the command's, as it always was.
+TEST_F(Operators, SubcommandsAreThereUnlessACommandFollowsTheDashes) {
+  auto help = run({kSupervise, "--help"}, ws_);
+  ASSERT_EQ(help.status, 0) << help.describe();
+  for (const char* sub : {"validate", "explain", "doctor", "status", "check", "policy"})
+    EXPECT_TRUE(contains(help.out, sub)) << sub << "\n" << help.describe();
+  auto doctor = run({kSupervise, "-q", "doctor", "--json"}, ws_);
+  EXPECT_TRUE(contains(doctor.out, "{")) << doctor.describe();
+  auto as_command = run({kSupervise, "-q", "--", "doctor"}, ws_);
+  EXPECT_EQ(as_command.status, 127) << as_command.describe();
+}
+
 TEST_F(Operators, CmakeInstallShipsManPageAndCompletions) {
   fs::path prefix = root_ / "prefix";
   auto r = run({CMAKE_COMMAND, "--install", BUILD_DIR, "--prefix", prefix.string()}, ws_);
