@@ -139,17 +139,12 @@ class CommandParent {
 
   ~CommandParent() {
     if (!running_) return;
-    if (!started_) {
-      // Never started: the child sees EOF instead of the go and leaves unrun
-      // (or fails to report its set-up); reap it once it has.
-      control_.reset();
-      release();
-      ::pthread_join(thread_, nullptr);
-      if (pid_ > 0) ::waitpid(pid_, nullptr, __WALL);
-      return;
-    }
+    // Never started: the child sees EOF instead of the go and leaves unrun
+    // (or fails to report its set-up); it is reaped once it has.
+    if (!started_) control_.reset();
     release();
     ::pthread_join(thread_, nullptr);
+    if (!started_ && pid_ > 0) ::waitpid(pid_, nullptr, __WALL);
   }
 
   // The child's report that it is set up (with the listener, if it installed
