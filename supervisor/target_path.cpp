@@ -84,37 +84,40 @@ int rootFd() {
   return fd;
 }
 
-int openNoSymlinks(std::string_view abs_path, uint64_t flags, uint64_t mode) {
+namespace {
+
+// openat2 of `abs_path` from rootFd() ("" or "/" is the root itself);
+// returns the fd or -errno. The path is copied to the stack: no allocation.
+int openFromRoot(std::string_view abs_path, uint64_t flags, uint64_t mode, uint64_t resolve) {
   while (!abs_path.empty() && abs_path.front() == '/') abs_path.remove_prefix(1);
-  char rel[2 * PATH_MAX + 1];  // NUL-terminated copy on the stack: no allocation
+  char rel[2 * PATH_MAX + 1];
   if (abs_path.size() >= sizeof rel) return -ENAMETOOLONG;
   abs_path.copy(rel, abs_path.size());
   rel[abs_path.size()] = '\0';
   open_how how{};
   how.flags = flags | O_CLOEXEC;
   how.mode = mode;
-  how.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+  how.resolve = resolve;
   long fd = ::syscall(SYS_openat2, rootFd(), abs_path.empty() ? "." : rel, &how, sizeof how);
   return fd < 0 ? -errno : static_cast<int>(fd);
 }
 
+}  // namespace
+
+int openNoSymlinks(std::string_view abs_path, uint64_t flags, uint64_t mode) {
+  return openFromRoot(abs_path, flags, mode, RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
+}
+
 int openFollowingSymlinks(std::string_view abs_path, bool follow_final) {
-  while (!abs_path.empty() && abs_path.front() == '/') abs_path.remove_prefix(1);
-  char rel[2 * PATH_MAX + 1];
-  if (abs_path.empty()) return -EINVAL;  // the root itself: the walk has it
-  if (abs_path.size() >= sizeof rel) return -ENAMETOOLONG;
-  abs_path.copy(rel, abs_path.size());
-  rel[abs_path.size()] = '\0';
-  open_how how{};
-  how.flags = O_PATH | O_CLOEXEC | (follow_final ? 0 : O_NOFOLLOW);
-  how.resolve = RESOLVE_NO_MAGICLINKS;
-  const long fd = ::syscall(SYS_openat2, rootFd(), rel, &how, sizeof how);
-  if (fd < 0) return -errno;
-  if (isProcfs(static_cast<int>(fd))) {
-    ::close(static_cast<int>(fd));
+  if (abs_path.find_first_not_of('/') == std::string_view::npos)
+    return -EINVAL;  // the root itself: the walk has it
+  const int fd = openFromRoot(abs_path, O_PATH | (follow_final ? 0 : O_NOFOLLOW), 0,
+                              RESOLVE_NO_MAGICLINKS);
+  if (fd >= 0 && isProcfs(fd)) {
+    ::close(fd);
     return -EXDEV;
   }
-  return static_cast<int>(fd);
+  return fd;
 }
 
 Status lexicalTargetPath(pid_t tid, pid_t tgid, int dirfd, std::string_view path,

@@ -1,7 +1,9 @@
 // The seccomp-bpf filter every supervised process runs under.
 //
-// Built in the parent with libseccomp from a policy::SeccompPlan and exported
-// as a raw BPF program, so the child only needs one raw seccomp() syscall.
+// Built with libseccomp from a policy::SeccompPlan and exported as a raw BPF
+// program, so the child only needs one raw seccomp() syscall. Sessions take
+// the programs built at build time (seccomp_programs.h); the builder runs in
+// the generator and the tests.
 // Three outcomes: ERRNO for syscalls a sandboxed tree never needs (kernel
 // modules, mounts, io_uring, bpf, ptrace, namespaces, clock setting, ...),
 // USER_NOTIF for the file/exec syscalls the supervisor decides, ALLOW for the
