@@ -68,6 +68,15 @@ LsmPlan compileLsm(const Policy& policy, const CompiledPolicy& compiled);
 LsmOutcome lsmDecide(const LsmPlan& plan, uint32_t profile, LsmOp op, std::string_view path,
                      size_t* walked = nullptr);
 
+// `plan` renumbered for a policy swap: the names in `profiles` and `rule_ids`
+// (those earlier versions used; tasks and queued events hold their indices)
+// keep their indices, the plan's new names follow, and a profile the plan no
+// longer has gets the base's tables (an unknown profile is the base for
+// Engine::decide too). lsmDecide() of the result by a profile's new index
+// equals lsmDecide() of `plan` by its old one.
+LsmPlan renumberLsmPlan(const LsmPlan& plan, std::vector<std::string> profiles,
+                        std::vector<std::string> rule_ids);
+
 // Profile index by name; 0 (base) when unknown, as Engine::decide does.
 uint32_t lsmProfileIndex(const LsmPlan& plan, std::string_view name);
 

@@ -1,9 +1,10 @@
 // LsmFilter implementation: skeleton lifetime, table upload, ring buffer.
 //
-// Ordering matters for safety: every table is written after load and before
-// any program is attached, and the session cgroup is registered last, so a
-// supervised task never meets a half-written policy. Links are destroyed
-// before the skeleton, so detaching comes first.
+// Ordering matters for safety: the first policy version is installed after
+// load and before any program is attached (later ones through
+// LsmPolicyTables, which never exposes half a policy), and the session cgroup
+// is registered last. Links are destroyed before the skeleton, so detaching
+// comes first.
 #include "tracer/lsm_filter.h"
 
 #include <arpa/inet.h>
@@ -26,7 +27,7 @@
 #include "shared/net_abi.h"
 #include "sv_lsm.skel.h"
 #include "tracer/libbpf_log.h"
-#include "tracer/net_filter.h"
+#include "tracer/lsm_policy_tables.h"
 
 namespace sv::tracer {
 namespace {
@@ -89,64 +90,6 @@ const Hook kHooks[] = {
     {"socket_sendmsg", false, [](sv_lsm* s) { return s->progs.socket_sendmsg; }},
 };
 
-// Uploads an array map in one syscall (a few hundred thousand entries for a
-// policy with profiles; one update each would take most of a second).
-Status fillArray(bpf_map* map, const void* values, size_t count, const char* what) {
-  if (count == 0) return {};
-  std::vector<uint32_t> keys(count);
-  for (size_t i = 0; i < count; ++i) keys[i] = static_cast<uint32_t>(i);
-  __u32 n = static_cast<__u32>(count);
-  if (bpf_map_update_batch(bpf_map__fd(map), keys.data(), values, &n, nullptr) != 0 || n != count)
-    return errnoError(std::string("bpf_map_update_batch ") + what);
-  return {};
-}
-
-// The network allowlists of every profile as LPM entries keyed by (profile,
-// address), with rule indices into `rule_ids` (extended as needed).
-struct NetTables {
-  std::vector<uint32_t> modes;
-  std::vector<std::pair<sv_lsm_net_key, sv_net_allow_value>> entries;
-};
-
-uint32_t indexOf(std::vector<std::string>& rule_ids, const std::string& id) {
-  for (size_t i = 0; i < rule_ids.size(); ++i)
-    if (rule_ids[i] == id) return static_cast<uint32_t>(i);
-  rule_ids.push_back(id);
-  return static_cast<uint32_t>(rule_ids.size() - 1);
-}
-
-Result<NetTables> netTables(const policy::LsmPlan& plan, std::vector<std::string>& rule_ids) {
-  NetTables t;
-  for (size_t p = 0; p < plan.profiles.size(); ++p) {
-    const policy::NetworkPlan& net =
-        p < plan.network.size() ? plan.network[p] : policy::NetworkPlan{};
-    t.modes.push_back(static_cast<uint32_t>(net.mode));
-    auto image = buildNetAllowImage(net);
-    if (!image.ok()) return image.error();
-    for (const auto& e : image->entries) {
-      sv_lsm_net_key key{};
-      key.prefixlen = 32 + static_cast<uint32_t>(e.prefix_len);
-      key.profile_be = htonl(static_cast<uint32_t>(p));
-      std::memcpy(key.addr, e.addr.data(), 16);
-      // The kernel takes the first matching range: order them by rule
-      // priority (the image numbers rules in plan order, which is priority
-      // order), not by port, so a specific rule is not shadowed by loopback.
-      auto ranges = e.ranges;
-      std::stable_sort(
-          ranges.begin(), ranges.end(),
-          [](const NetPortRange& a, const NetPortRange& b) { return a.rule_index < b.rule_index; });
-      sv_net_allow_value v{};
-      v.count = static_cast<uint32_t>(ranges.size());
-      for (size_t i = 0; i < ranges.size() && i < SV_NET_MAX_PORT_RANGES; ++i) {
-        v.ranges[i] = {ranges[i].lo, ranges[i].hi,
-                       indexOf(rule_ids, image->rule_ids[ranges[i].rule_index])};
-      }
-      t.entries.emplace_back(key, v);
-    }
-  }
-  return t;
-}
-
 uint64_t sumPercpu(bpf_map* map, uint32_t key) {
   int ncpu = libbpf_num_possible_cpus();
   if (ncpu <= 0) return 0;
@@ -162,9 +105,11 @@ uint64_t sumPercpu(bpf_map* map, uint32_t key) {
 struct LsmFilter::State {
   std::unique_ptr<sv_lsm, SkelDeleter> skel;
   std::unique_ptr<ring_buffer, RingBufferDeleter> ring;
+  std::unique_ptr<LsmPolicyTables> tables;
   std::vector<std::unique_ptr<bpf_link, BpfLinkDeleter>> links;  // last: destroyed first
-  std::vector<std::string> rule_ids, profiles, hooks;
+  std::vector<std::string> hooks;
   std::string log;
+  bool audit_only = false;
   const std::function<void(const LsmEvent&)>* on_event = nullptr;
   std::exception_ptr pending;
 
@@ -212,33 +157,12 @@ LsmFilter::~LsmFilter() = default;
 
 Result<LsmFilter> LsmFilter::load(const policy::LsmPlan& plan, uint64_t cgroup_id,
                                   const LsmFilterOptions& options) {
-  if (plan.profiles.empty() || plan.profiles.size() > SV_LSM_MAX_PROFILES ||
-      plan.starts.size() != plan.profiles.size() * SV_LSM_NUM_OPS || plan.num_classes == 0 ||
-      plan.transitions.size() != plan.states.size() * plan.num_classes)
-    return Error{EINVAL, "bpf-lsm: malformed or too large plan (" + policy::lsmSummary(plan) + ")"};
   auto s = std::make_unique<State>();
+  s->audit_only = options.audit_only;
   ScopedLibbpfLog capture(&s->log);
-  s->rule_ids = plan.rule_ids;
-  s->profiles = plan.profiles;
-  auto net = netTables(plan, s->rule_ids);
-  if (!net.ok()) return net.error();
-
   s->skel.reset(sv_lsm__open());
   if (!s->skel) return withLog(errno ? errno : EINVAL, "bpf-lsm: open skeleton", s->log);
-  auto* ro = s->skel->rodata;
-  ro->sv_lsm_cfg_flags = (options.audit_only || plan.audit_mode ? SV_LSM_CFG_AUDIT_MODE : 0) |
-                         (options.deny_events_only ? SV_LSM_CFG_DENY_EVENTS : 0);
-  ro->sv_lsm_nclasses = plan.num_classes;
-  ro->sv_lsm_nprofiles = static_cast<uint32_t>(plan.profiles.size());
-  std::memcpy(const_cast<uint8_t*>(ro->sv_lsm_byte_class), plan.byte_class.data(), 256);
-  ro->sv_lsm_rule_net_none = indexOf(s->rule_ids, std::string(policy::kDenyNetworkNone));
-  ro->sv_lsm_rule_net_all = indexOf(s->rule_ids, std::string(policy::kAllowAll));
-  ro->sv_lsm_rule_net_default = indexOf(s->rule_ids, std::string(policy::kDefaultDenyConnect));
-  auto& maps = s->skel->maps;
-  if (bpf_map__set_max_entries(maps.sv_lsm_trans, plan.transitions.size()) ||
-      bpf_map__set_max_entries(maps.sv_lsm_states, plan.states.size()) ||
-      bpf_map__set_max_entries(maps.sv_lsm_outcomes, std::max<size_t>(1, plan.outcomes.size())))
-    return errnoError("bpf-lsm: size tables");
+  s->skel->rodata->sv_lsm_cfg_flags = options.deny_events_only ? SV_LSM_CFG_DENY_EVENTS : 0;
 
   // Probe, don't assume: a hook (or kfunc) missing from this kernel's BTF
   // stays unloaded. One parse of the kernel BTF serves every lookup.
@@ -248,29 +172,26 @@ Result<LsmFilter> LsmFilter::load(const policy::LsmPlan& plan, uint64_t cgroup_i
     return btf__find_by_name_kind(vmlinux.get(), name.c_str(), BTF_KIND_FUNC) > 0;
   };
   for (const Hook& h : kHooks) {
-    const bool wanted = options.network || !std::string_view(h.name).starts_with("socket_");
+    const bool wanted = !options.test_only &&
+                        (options.network || !std::string_view(h.name).starts_with("socket_"));
     bool present = wanted && hasFunc(std::string("bpf_lsm_") + h.name) &&
                    (!h.kfunc || hasFunc(h.kfunc));
-    if (!present && h.required)
+    if (!present && h.required && !options.test_only)
       return Error{ENOTSUP, std::string("bpf-lsm: kernel BTF has no LSM hook ") + h.name};
     bpf_program__set_autoload(h.prog(s->skel.get()), present);
     if (present) s->hooks.push_back(h.name);
   }
+  bpf_program__set_autoload(s->skel->progs.decide_for_test, options.test_only);
   if (int err = sv_lsm__load(s->skel.get()); err != 0)
     return withLog(-err, "bpf-lsm: load programs", s->log);
 
-  std::vector<sv_lsm_outcome> outcomes(plan.outcomes.size());
-  for (size_t i = 0; i < outcomes.size(); ++i)
-    outcomes[i] = {plan.outcomes[i].verdict, {0, 0, 0}, plan.outcomes[i].value};
-  SV_TRY(fillArray(maps.sv_lsm_trans, plan.transitions.data(), plan.transitions.size(), "trans"));
-  SV_TRY(fillArray(maps.sv_lsm_states, plan.states.data(), plan.states.size(), "states"));
-  SV_TRY(fillArray(maps.sv_lsm_outcomes, outcomes.data(), outcomes.size(), "outcomes"));
-  SV_TRY(fillArray(maps.sv_lsm_starts, plan.starts.data(), plan.starts.size(), "starts"));
-  SV_TRY(fillArray(maps.sv_lsm_net_mode, net->modes.data(), net->modes.size(), "net modes"));
-  for (const auto& [key, value] : net->entries) {
-    if (bpf_map_update_elem(bpf_map__fd(maps.sv_lsm_net_allow), &key, &value, BPF_ANY) != 0)
-      return errnoError("bpf-lsm: network allowlist entry");
-  }
+  // The policy is in place before any program is attached.
+  auto& maps = s->skel->maps;
+  s->tables = std::make_unique<LsmPolicyTables>(LsmPolicyMaps{
+      bpf_map__fd(maps.sv_lsm_current), bpf_map__fd(maps.sv_lsm_pol_header),
+      bpf_map__fd(maps.sv_lsm_pol_trans), bpf_map__fd(maps.sv_lsm_pol_states),
+      bpf_map__fd(maps.sv_lsm_pol_outcomes), bpf_map__fd(maps.sv_lsm_pol_net_allow)});
+  SV_TRY(s->tables->install(plan, options.audit_only));
 
   for (const Hook& h : kHooks) {
     bpf_program* prog = h.prog(s->skel.get());
@@ -287,6 +208,27 @@ Result<LsmFilter> LsmFilter::load(const policy::LsmPlan& plan, uint64_t cgroup_i
   return filter;
 }
 
+Status LsmFilter::replacePolicy(const policy::LsmPlan& plan) {
+  return s_->tables->install(plan, s_->audit_only);
+}
+
+uint32_t LsmFilter::policyVersion() const { return s_->tables->version(); }
+
+Result<LsmFilter::KernelOutcome> LsmFilter::decideInKernel(uint32_t profile, policy::LsmOp op,
+                                                           std::string_view path) const {
+  if (path.size() > SV_LSM_PATH_MAX) return Error{ENAMETOOLONG, "bpf-lsm: path too long"};
+  auto req = std::make_unique<sv_lsm_test_request>();
+  req->profile = profile;
+  req->op = static_cast<uint32_t>(op);
+  req->len = static_cast<uint32_t>(path.size());
+  std::memcpy(req->path, path.data(), path.size());
+  LIBBPF_OPTS(bpf_test_run_opts, run, .ctx_in = req.get(), .ctx_size_in = sizeof(*req));
+  if (bpf_prog_test_run_opts(bpf_program__fd(s_->skel->progs.decide_for_test), &run) != 0)
+    return errnoError("bpf-lsm: run decide_for_test (loaded with test_only?)");
+  if (!req->found) return Error{ENOENT, "bpf-lsm: the kernel's tables gave no outcome"};
+  return KernelOutcome{req->version, static_cast<uint8_t>(req->verdict), req->value};
+}
+
 Status LsmFilter::addSession(uint64_t cgroup_id) {
   uint32_t one = 1;
   if (bpf_map_update_elem(bpf_map__fd(s_->skel->maps.sv_lsm_sessions), &cgroup_id, &one, BPF_ANY))
@@ -295,7 +237,7 @@ Status LsmFilter::addSession(uint64_t cgroup_id) {
 }
 
 Status LsmFilter::setTaskProfile(int pidfd, uint32_t profile) {
-  if (profile >= s_->profiles.size()) return Error{EINVAL, "bpf-lsm: no such profile index"};
+  if (profile >= s_->tables->profileCount()) return Error{EINVAL, "bpf-lsm: no such profile index"};
   sv_lsm_task t{};
   t.profile = profile;
   if (bpf_map_update_elem(bpf_map__fd(s_->skel->maps.sv_lsm_task_store), &pidfd, &t, BPF_ANY))
@@ -324,13 +266,11 @@ int LsmFilter::consume(const std::function<void(const LsmEvent&)>& on_event) {
 }
 
 const std::string& LsmFilter::ruleIdAt(uint32_t rule_index) const {
-  static const std::string kNone;
-  return rule_index < s_->rule_ids.size() ? s_->rule_ids[rule_index] : kNone;
+  return s_->tables->ruleIdAt(rule_index);
 }
 
 const std::string& LsmFilter::profileAt(uint32_t profile) const {
-  static const std::string kBase;
-  return profile < s_->profiles.size() ? s_->profiles[profile] : kBase;
+  return s_->tables->profileAt(profile);
 }
 
 const std::vector<std::string>& LsmFilter::hooks() const { return s_->hooks; }

@@ -18,6 +18,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/result.h"
@@ -59,6 +60,10 @@ struct LsmFilterOptions {
   // Judge connect/sendto here. Off leaves the network to the cgroup
   // programs, e.g. when domain entries need their run-time address updates.
   bool network = true;
+  // Load no hook, only the decide_for_test program (decideInKernel): for
+  // differential tests of the kernel's walk. Judges no task, and loads where
+  // LSM programs cannot.
+  bool test_only = false;
 };
 
 class LsmFilter {
@@ -74,6 +79,25 @@ class LsmFilter {
   LsmFilter(LsmFilter&&) noexcept;
   LsmFilter& operator=(LsmFilter&&) noexcept;
   ~LsmFilter();
+
+  // Makes `plan` the policy of every later decision: built in fresh maps,
+  // then switched to with one map update, so no decision sees half of it.
+  // Profiles keep their indices (tasks keep theirs); a profile `plan` drops
+  // acts as the base. On failure the previous policy stays. Thread-safe.
+  Status replacePolicy(const policy::LsmPlan& plan);
+  // 1 after load, one more per replacePolicy().
+  uint32_t policyVersion() const;
+
+  // What the kernel's walk of the current tables gives a request (test_only
+  // filters): the version that decided, the verdict (policy::kLsm*) and the
+  // rule index (ruleIdAt) or, for LsmOp::Switch, the profile.
+  struct KernelOutcome {
+    uint32_t version = 0;
+    uint8_t verdict = 0;
+    uint32_t value = 0;
+  };
+  Result<KernelOutcome> decideInKernel(uint32_t profile, policy::LsmOp op,
+                                       std::string_view path) const;
 
   // Judges the tasks of one more cgroup (e.g. a session's child cgroup).
   Status addSession(uint64_t cgroup_id);
@@ -93,9 +117,10 @@ class LsmFilter {
   // An exception thrown by on_event is carried past libbpf's C callback and
   // rethrown here after the drain stops.
   int consume(const std::function<void(const LsmEvent&)>& on_event);
-  // The policy rule id behind an event's rule_index ("" when unknown).
+  // The policy rule id behind an event's rule_index ("" when unknown): one
+  // numbering for every policy version. Thread-safe.
   const std::string& ruleIdAt(uint32_t rule_index) const;
-  // The profile name behind an event's profile ("" = base).
+  // The profile name behind an event's or a task's profile ("" = base).
   const std::string& profileAt(uint32_t profile) const;
   // The hooks attached on this kernel, e.g. "file_open".
   const std::vector<std::string>& hooks() const;

@@ -89,8 +89,49 @@ static __always_inline long sv_lsm_load_child(struct sv_lsm_scratch *s, const st
 	return n + m - 1;
 }
 
+/* One policy version's tables, found under one version key (see
+ * maps/lsm_maps.h): a decision uses these and nothing else. */
+struct sv_lsm_tables {
+	struct sv_lsm_policy *pol;
+	void *trans;
+	void *states;
+	void *outcomes;
+	void *net_allow;
+};
+
+/* The current version's tables; false (fail closed) when there are none.
+ * NULL inner maps mean the version read was retired by a newer swap in
+ * the meantime: read sv_lsm_current once more. */
+static __always_inline bool sv_lsm_tables(struct sv_lsm_tables *t)
+{
+	__u32 zero = 0;
+
+	for (int attempt = 0; attempt < 2; attempt++) {
+		__u32 *cur = bpf_map_lookup_elem(&sv_lsm_current, &zero);
+		void *header;
+		__u32 v;
+
+		if (!cur)
+			return false;
+		v = *cur;
+		header = bpf_map_lookup_elem(&sv_lsm_pol_header, &v);
+		t->trans = bpf_map_lookup_elem(&sv_lsm_pol_trans, &v);
+		t->states = bpf_map_lookup_elem(&sv_lsm_pol_states, &v);
+		t->outcomes = bpf_map_lookup_elem(&sv_lsm_pol_outcomes, &v);
+		t->net_allow = bpf_map_lookup_elem(&sv_lsm_pol_net_allow, &v);
+		if (!header || !t->trans || !t->states || !t->outcomes || !t->net_allow)
+			continue;
+		t->pol = bpf_map_lookup_elem(header, &zero);
+		return t->pol != NULL;
+	}
+	return false;
+}
+
 struct sv_lsm_walk {
-	__u32 state;
+	struct sv_lsm_policy *pol;
+	void *trans;
+	struct sv_lsm_scratch *s;
+	__u32 state; /* | SV_LSM_STATE_FINAL once no byte can change the outcome */
 	__u32 len;
 	__u32 miss;
 };
@@ -98,27 +139,16 @@ struct sv_lsm_walk {
 /* One byte of the walk (bpf_loop callback): 1 stops the loop. */
 static long sv_lsm_step(__u32 i, struct sv_lsm_walk *w)
 {
-	struct sv_lsm_scratch *s;
-	__u32 *st, *next, key;
+	__u32 *next, key;
 	__u8 cls;
 
-	if (i >= w->len)
+	/* A bounds check, not a mask: SV_SCRATCH_MAX is no power of two, and
+	 * `i & (SV_SCRATCH_MAX - 1)` read byte 0 again at i = 256. */
+	if (i >= w->len || i >= SV_SCRATCH_MAX || (w->state & SV_LSM_STATE_FINAL))
 		return 1;
-	st = bpf_map_lookup_elem(&sv_lsm_states, &w->state);
-	if (!st) {
-		w->miss = 1;
-		return 1;
-	}
-	if (*st & SV_LSM_STATE_FINAL)
-		return 1; /* no continuation changes the outcome */
-	s = sv_lsm_scratch();
-	if (!s) {
-		w->miss = 1;
-		return 1;
-	}
-	cls = sv_lsm_byte_class[(__u8)s->path[i & (SV_SCRATCH_MAX - 1)]];
-	key = w->state * sv_lsm_nclasses + cls;
-	next = bpf_map_lookup_elem(&sv_lsm_trans, &key);
+	cls = w->pol->byte_class[(__u8)w->s->path[i]];
+	key = w->state * w->pol->nclasses + cls;
+	next = bpf_map_lookup_elem(w->trans, &key);
 	if (!next) {
 		w->miss = 1;
 		return 1;
@@ -127,29 +157,30 @@ static long sv_lsm_step(__u32 i, struct sv_lsm_walk *w)
 	return 0;
 }
 
-/* The outcome for the path in s->path[0, len) under the task's profile. A
- * failed lookup (a table the loader did not fill) fails closed. */
-static __always_inline struct sv_lsm_outcome *sv_lsm_decide(__u32 profile, __u32 op, __u32 len)
+/* The outcome for the path in s->path[0, len) under `profile`. A failed
+ * lookup (a table the loader did not fill) fails closed. */
+static __always_inline struct sv_lsm_outcome *
+sv_lsm_decide(struct sv_lsm_tables *t, struct sv_lsm_scratch *s, __u32 profile, __u32 op, __u32 len)
 {
-	struct sv_lsm_walk w = {};
-	__u32 key, *start, *st, oi;
+	struct sv_lsm_walk w = {.pol = t->pol, .trans = t->trans, .s = s};
+	__u32 key, *st, oi;
 
-	if (profile >= sv_lsm_nprofiles)
+	if (profile >= t->pol->nprofiles || profile >= SV_LSM_MAX_PROFILES)
 		profile = 0;
 	key = profile * SV_LSM_NUM_OPS + op;
-	start = bpf_map_lookup_elem(&sv_lsm_starts, &key);
-	if (!start)
+	if (key >= SV_LSM_MAX_PROFILES * SV_LSM_NUM_OPS)
 		return NULL;
-	w.state = *start;
+	w.state = t->pol->starts[key];
 	w.len = len == 1 ? 0 : len; /* "/" walks no byte */
 	bpf_loop(SV_SCRATCH_MAX, sv_lsm_step, &w, 0);
 	if (w.miss)
 		return NULL;
-	st = bpf_map_lookup_elem(&sv_lsm_states, &w.state);
+	key = w.state & SV_LSM_STATE_OUTCOME_MASK;
+	st = bpf_map_lookup_elem(t->states, &key);
 	if (!st)
 		return NULL;
 	oi = *st & SV_LSM_STATE_OUTCOME_MASK;
-	return bpf_map_lookup_elem(&sv_lsm_outcomes, &oi);
+	return bpf_map_lookup_elem(t->outcomes, &oi);
 }
 
 /* Reports a decision. Denials wake the consumer (adaptively); allows are
@@ -193,37 +224,47 @@ static __always_inline void sv_lsm_emit(struct sv_lsm_scratch *s, __u8 hook, __u
 		sv_lsm_count(SV_LSM_STAT_DROPPED);
 }
 
-/* Judges the path in the scratch buffer (len from sv_lsm_load_*) for `op`,
- * reports it, and returns the hook's verdict: 0 or -EACCES. */
-static __always_inline int sv_lsm_judge(struct sv_lsm_scratch *s, long len, __u8 hook, __u8 op)
+/* Judges the path in the scratch buffer (len from sv_lsm_load_*) for `op`
+ * with the tables `t` (NULL: look up the current ones), reports it, and
+ * returns the hook's verdict: 0 or -EACCES. */
+static __always_inline int sv_lsm_judge_with(struct sv_lsm_tables *t, struct sv_lsm_scratch *s,
+					     long len, __u8 hook, __u8 op)
 {
 	__u32 profile = sv_lsm_profile();
-	struct sv_lsm_outcome *o;
+	struct sv_lsm_outcome *o = NULL;
 	__u8 verdict = SV_LSM_DENY, flags = 0;
 	__u32 value = 0;
 
 	if (len == -1)
 		return 0; /* not a path (pseudo file): not the policy's business */
+	if (len > 0 && s->path[0] != '/')
+		return 0;
 	if (len < 0) {
 		sv_lsm_count(SV_LSM_STAT_TOO_LONG);
 		flags |= SV_LSM_EVENT_F_TRUNCATED;
 		len = 0;
-		o = NULL;
-	} else if (len > 0 && s->path[0] != '/') {
-		return 0;
-	} else {
-		o = sv_lsm_decide(profile, op, len);
+	} else if (t) {
+		o = sv_lsm_decide(t, s, profile, op, len);
 		if (!o)
 			sv_lsm_count(SV_LSM_STAT_TABLE_MISS);
+	} else {
+		sv_lsm_count(SV_LSM_STAT_TABLE_MISS);
 	}
 	if (o) {
 		verdict = o->verdict;
 		value = o->value;
 	}
-	if (verdict != SV_LSM_ALLOW && (sv_lsm_cfg_flags & SV_LSM_CFG_AUDIT_MODE))
+	if (verdict != SV_LSM_ALLOW && t && (t->pol->flags & SV_LSM_POL_AUDIT))
 		flags |= SV_LSM_EVENT_F_AUDIT;
 	sv_lsm_emit(s, hook, op, verdict, value, profile, flags, len);
 	if (verdict == SV_LSM_ALLOW || (flags & SV_LSM_EVENT_F_AUDIT))
 		return 0;
 	return -SV_EACCES;
+}
+
+static __always_inline int sv_lsm_judge(struct sv_lsm_scratch *s, long len, __u8 hook, __u8 op)
+{
+	struct sv_lsm_tables t;
+
+	return sv_lsm_judge_with(sv_lsm_tables(&t) ? &t : NULL, s, len, hook, op);
 }

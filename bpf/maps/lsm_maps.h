@@ -1,9 +1,8 @@
 /* lsm_maps.h: maps and load-time settings of the BPF-LSM programs.
  *
  * Included by progs/lsm.bpf.c only, so the loader's view (skeleton names) and
- * the programs' view are read in one place. The table maps are sized by the
- * loader (bpf_map__set_max_entries between open and load) from the compiled
- * plan; the declared sizes are placeholders.
+ * the programs' view are read in one place. The policy tables are inner maps
+ * the loader creates per policy version (tracer/lsm_policy_tables.cpp).
  */
 #pragma once
 
@@ -12,17 +11,6 @@
 
 /* @brief SV_LSM_CFG_* flags, fixed between open and load. */
 const volatile __u32 sv_lsm_cfg_flags = 0;
-/* @brief Number of byte classes: the row width of sv_lsm_trans. */
-const volatile __u32 sv_lsm_nclasses = 1;
-/* @brief Number of profiles in sv_lsm_starts (profile ids past it act as base). */
-const volatile __u32 sv_lsm_nprofiles = 1;
-/* @brief Byte → class, shared by every DFA. */
-const volatile __u8 sv_lsm_byte_class[256] = {};
-
-/* @brief Rule indices of the connect decisions no allowlist entry makes. */
-const volatile __u32 sv_lsm_rule_net_none = 0;
-const volatile __u32 sv_lsm_rule_net_all = 0;
-const volatile __u32 sv_lsm_rule_net_default = 0;
 
 /* @brief The session cgroups (cgroup id → unused): only tasks whose cgroup is
  * listed are judged; everything else on the host passes untouched. */
@@ -33,37 +21,83 @@ struct {
 	__type(value, __u32);
 } sv_lsm_sessions SEC(".maps");
 
-/* @brief DFA transitions: [state * sv_lsm_nclasses + class] → next state. */
+/* The compiled policy, versioned. Each version's tables are fresh inner maps
+ * stored under the version number in the outer maps below; sv_lsm_current
+ * names the version decisions use. A new policy is written into new inner
+ * maps, inserted under a new version, and then made current by one update,
+ * so no decision ever sees half a policy: every table is looked up under
+ * the same version key, and a decision that found them all keeps them (the
+ * kernel frees an inner map only after the programs using it are done). The
+ * previous version stays until the next swap, for decisions that read
+ * sv_lsm_current just before it changed. Inner array sizes follow each
+ * policy (BPF_F_INNER_MAP); the declared sizes here are templates. */
+
+/* @brief [0]: the current policy version (0 before the first: no tables,
+ * every decision fails closed). */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
 	__type(value, __u32);
-} sv_lsm_trans SEC(".maps");
+} sv_lsm_current SEC(".maps");
 
-/* @brief Per DFA state: outcome index | SV_LSM_STATE_FINAL. */
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, __u32);
-} sv_lsm_states SEC(".maps");
+#define SV_LSM_MAX_VERSIONS 4
 
-/* @brief Outcome index → verdict and rule (or profile) index. */
+/* @brief version → [0]: struct sv_lsm_policy (scalars, starts, byte classes). */
 struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1);
+	__uint(type, BPF_MAP_TYPE_HASH_OF_MAPS);
+	__uint(max_entries, SV_LSM_MAX_VERSIONS);
 	__type(key, __u32);
-	__type(value, struct sv_lsm_outcome);
-} sv_lsm_outcomes SEC(".maps");
+	__array(values, struct {
+		__uint(type, BPF_MAP_TYPE_ARRAY);
+		__uint(max_entries, 1);
+		__type(key, __u32);
+		__uint(value_size, sizeof(struct sv_lsm_policy));
+	});
+} sv_lsm_pol_header SEC(".maps");
 
-/* @brief [profile * SV_LSM_NUM_OPS + op] → start state. */
+/* An outer map of per-version inner arrays, each sized to its policy
+ * (sizes, not __type(): BTF holds only a forward declaration of a struct
+ * the programs reach through pointers alone). */
+#define SV_LSM_VERSIONED_ARRAY(elem_size)                          \
+	struct {                                                   \
+		__uint(type, BPF_MAP_TYPE_HASH_OF_MAPS);           \
+		__uint(max_entries, SV_LSM_MAX_VERSIONS);          \
+		__type(key, __u32);                                \
+		__array(values, struct {                           \
+			__uint(type, BPF_MAP_TYPE_ARRAY);          \
+			__uint(map_flags, BPF_F_INNER_MAP);        \
+			__uint(max_entries, 1);                    \
+			__type(key, __u32);                        \
+			__uint(value_size, elem_size);             \
+		});                                                \
+	}
+
+/* @brief version → DFA transitions: [state * nclasses + class] → next state
+ * | SV_LSM_STATE_FINAL when the next state's outcome is fixed. */
+SV_LSM_VERSIONED_ARRAY(sizeof(__u32)) sv_lsm_pol_trans SEC(".maps");
+
+/* @brief version → per DFA state: outcome index (| SV_LSM_STATE_FINAL). */
+SV_LSM_VERSIONED_ARRAY(sizeof(__u32)) sv_lsm_pol_states SEC(".maps");
+
+/* @brief version → outcome index → verdict and rule (or profile) index. */
+SV_LSM_VERSIONED_ARRAY(sizeof(struct sv_lsm_outcome)) sv_lsm_pol_outcomes SEC(".maps");
+
+/* @brief version → allowed destinations per profile: longest-prefix match
+ * over (profile, address); the value lists the allowed port ranges with
+ * rules. */
 struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, SV_LSM_MAX_PROFILES * SV_LSM_NUM_OPS);
+	__uint(type, BPF_MAP_TYPE_HASH_OF_MAPS);
+	__uint(max_entries, SV_LSM_MAX_VERSIONS);
 	__type(key, __u32);
-	__type(value, __u32);
-} sv_lsm_starts SEC(".maps");
+	__array(values, struct {
+		__uint(type, BPF_MAP_TYPE_LPM_TRIE);
+		__uint(map_flags, BPF_F_NO_PREALLOC);
+		__uint(max_entries, 4096);
+		__uint(key_size, sizeof(struct sv_lsm_net_key));
+		__uint(value_size, sizeof(struct sv_net_allow_value));
+	});
+} sv_lsm_pol_net_allow SEC(".maps");
 
 /* @brief The profile a task runs under; copied to children by task_alloc and
  * switched on exec by the exec.switch rules. No entry means the base policy. */
@@ -73,24 +107,6 @@ struct {
 	__type(key, int);
 	__type(value, struct sv_lsm_task);
 } sv_lsm_task_store SEC(".maps");
-
-/* @brief Network mode per profile (enum sv_net_mode values). */
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, SV_LSM_MAX_PROFILES);
-	__type(key, __u32);
-	__type(value, __u32);
-} sv_lsm_net_mode SEC(".maps");
-
-/* @brief Allowed destinations per profile: longest-prefix match over
- * (profile, address); the value lists the allowed port ranges with rules. */
-struct {
-	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__uint(max_entries, 4096);
-	__type(key, struct sv_lsm_net_key);
-	__type(value, struct sv_net_allow_value);
-} sv_lsm_net_allow SEC(".maps");
 
 /* @brief Decisions: struct sv_lsm_event followed by the path bytes. */
 struct {

@@ -145,9 +145,10 @@ int BPF_PROG(path_chown, const struct path *path)
 SEC("lsm/bprm_check_security")
 int BPF_PROG(bprm_check_security, struct linux_binprm *bprm)
 {
+	struct sv_lsm_tables tables, *t;
 	struct sv_lsm_scratch *s;
 	struct sv_lsm_outcome *sw;
-	struct sv_lsm_task *t;
+	struct sv_lsm_task *task;
 	__u32 profile;
 	long len;
 	int ret;
@@ -155,24 +156,26 @@ int BPF_PROG(bprm_check_security, struct linux_binprm *bprm)
 	s = sv_lsm_session_scratch();
 	if (!s)
 		return 0;
+	/* One version decides both the exec and the switch. */
+	t = sv_lsm_tables(&tables) ? &tables : NULL;
 	len = sv_lsm_load_path(s, &bprm->file->f_path, false);
-	ret = sv_lsm_judge(s, len, SV_LSM_HOOK_BPRM_CHECK, SV_LSM_OP_EXEC);
-	if (ret || len < 0)
+	ret = sv_lsm_judge_with(t, s, len, SV_LSM_HOOK_BPRM_CHECK, SV_LSM_OP_EXEC);
+	if (ret || len < 0 || !t)
 		return ret;
 	/* Profile switches follow the path the caller executed (the first
 	 * round), not a script's interpreter; they take effect at commit. */
 	if (BPF_CORE_READ(bprm, interp) != BPF_CORE_READ(bprm, filename))
 		return 0;
 	profile = sv_lsm_profile();
-	sw = sv_lsm_decide(profile, SV_LSM_OP_SWITCH, len);
-	t = bpf_task_storage_get(&sv_lsm_task_store, bpf_get_current_task_btf(), 0,
-				 BPF_LOCAL_STORAGE_GET_F_CREATE);
-	if (!t)
+	sw = sv_lsm_decide(t, s, profile, SV_LSM_OP_SWITCH, len);
+	task = bpf_task_storage_get(&sv_lsm_task_store, bpf_get_current_task_btf(), 0,
+				    BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!task)
 		return 0;
-	t->flags &= ~SV_LSM_TASK_F_PENDING;
+	task->flags &= ~SV_LSM_TASK_F_PENDING;
 	if (sw && sw->verdict == SV_LSM_SWITCH) {
-		t->pending_profile = sw->value;
-		t->flags |= SV_LSM_TASK_F_PENDING;
+		task->pending_profile = sw->value;
+		task->flags |= SV_LSM_TASK_F_PENDING;
 	}
 	return 0;
 }
@@ -213,28 +216,29 @@ int BPF_PROG(task_alloc, struct task_struct *task, unsigned long clone_flags)
 #define SV_AF_INET6 10
 
 /* The allowlist verdict for dest under profile (see Engine decideConnect). */
-static __always_inline __u8 sv_lsm_net_judge(__u32 profile, struct sv_lsm_net_dest *dest,
-					     __u32 *rule)
+static __always_inline __u8 sv_lsm_net_judge(struct sv_lsm_tables *t, __u32 profile,
+					     struct sv_lsm_net_dest *dest, __u32 *rule)
 {
 	struct sv_lsm_net_key key = {};
 	struct sv_net_allow_value *v;
-	__u32 *mode = bpf_map_lookup_elem(&sv_lsm_net_mode, &profile);
+	__u32 mode;
 
-	*rule = sv_lsm_rule_net_default;
-	if (!mode)
+	*rule = t->pol->rule_net_default;
+	if (profile >= SV_LSM_MAX_PROFILES)
 		return SV_LSM_DENY;
-	if (*mode == SV_NET_MODE_NONE) {
-		*rule = sv_lsm_rule_net_none;
+	mode = t->pol->net_mode[profile];
+	if (mode == SV_NET_MODE_NONE) {
+		*rule = t->pol->rule_net_none;
 		return SV_LSM_DENY;
 	}
-	if (*mode == SV_NET_MODE_ALL) {
-		*rule = sv_lsm_rule_net_all;
+	if (mode == SV_NET_MODE_ALL) {
+		*rule = t->pol->rule_net_all;
 		return SV_LSM_ALLOW;
 	}
 	key.prefixlen = 32 + 128;
 	key.profile_be = bpf_htonl(profile);
 	__builtin_memcpy(key.addr, dest->addr, 16);
-	v = bpf_map_lookup_elem(&sv_lsm_net_allow, &key);
+	v = bpf_map_lookup_elem(t->net_allow, &key);
 	if (!v)
 		return SV_LSM_DENY;
 	for (int i = 0; i < SV_NET_MAX_PORT_RANGES; i++) {
@@ -253,6 +257,7 @@ static __always_inline int sv_lsm_net_op(struct sockaddr *address, int addrlen, 
 {
 	struct sv_lsm_net_dest *dest;
 	struct sv_lsm_scratch *s;
+	struct sv_lsm_tables t;
 	__u16 family;
 	__u32 profile, rule;
 	__u8 verdict, flags = 0;
@@ -287,11 +292,17 @@ static __always_inline int sv_lsm_net_op(struct sockaddr *address, int addrlen, 
 		dest->port = bpf_ntohs(in6.sin6_port);
 	}
 	profile = sv_lsm_profile();
-	if (profile >= sv_lsm_nprofiles)
-		profile = 0;
-	verdict = sv_lsm_net_judge(profile, dest, &rule);
-	if (verdict != SV_LSM_ALLOW && (sv_lsm_cfg_flags & SV_LSM_CFG_AUDIT_MODE))
-		flags |= SV_LSM_EVENT_F_AUDIT;
+	if (sv_lsm_tables(&t)) {
+		if (profile >= t.pol->nprofiles)
+			profile = 0;
+		verdict = sv_lsm_net_judge(&t, profile, dest, &rule);
+		if (verdict != SV_LSM_ALLOW && (t.pol->flags & SV_LSM_POL_AUDIT))
+			flags |= SV_LSM_EVENT_F_AUDIT;
+	} else {
+		sv_lsm_count(SV_LSM_STAT_TABLE_MISS);
+		verdict = SV_LSM_DENY;
+		rule = 0;
+	}
 	sv_lsm_emit(s, hook, SV_LSM_OP_CONNECT, verdict, rule, profile, flags, sizeof(*dest));
 	if (verdict == SV_LSM_ALLOW || (flags & SV_LSM_EVENT_F_AUDIT))
 		return 0;
@@ -313,4 +324,30 @@ int BPF_PROG(socket_sendmsg, struct socket *sock, struct msghdr *msg, int size)
 	struct sockaddr *address = BPF_CORE_READ(msg, msg_name);
 
 	return sv_lsm_net_op(address, BPF_CORE_READ(msg, msg_namelen), SV_LSM_HOOK_SOCKET_SENDMSG);
+}
+
+/* Not a hook: BPF_PROG_TEST_RUN feeds it a request and it answers with the
+ * outcome the current policy's tables give, through the same walk the hooks
+ * use. Loaded only for differential tests (LsmFilterOptions::test_program). */
+SEC("syscall")
+int decide_for_test(struct sv_lsm_test_request *req)
+{
+	struct sv_lsm_scratch *s = sv_lsm_scratch();
+	struct sv_lsm_tables t;
+	struct sv_lsm_outcome *o;
+	__u32 len = req->len;
+
+	req->found = 0;
+	if (!s || len > SV_LSM_PATH_MAX || req->op >= SV_LSM_NUM_OPS || !sv_lsm_tables(&t))
+		return 0;
+	if (bpf_probe_read_kernel(s->path, SV_LSM_PATH_MAX, req->path))
+		return 0;
+	req->version = t.pol->version;
+	o = sv_lsm_decide(&t, s, req->profile, req->op, len);
+	if (!o)
+		return 0;
+	req->found = 1;
+	req->verdict = o->verdict;
+	req->value = o->value;
+	return 0;
 }

@@ -19,7 +19,7 @@
 #include <linux/types.h>
 #endif
 
-#define SV_LSM_ABI_VERSION 1
+#define SV_LSM_ABI_VERSION 2
 
 /* Operations, the index of a DFA within a profile. */
 #define SV_LSM_OP_READ 0
@@ -36,7 +36,9 @@
 #define SV_LSM_STAY 3   /* SV_LSM_OP_SWITCH: no switch rule matched */
 
 /* sv_lsm_states value: outcome index, plus a flag when every continuation of
- * the path keeps that outcome (the walk may stop early). */
+ * the path keeps that outcome (the walk may stop early). In the kernel's
+ * copy the flag is also carried by every transition into such a state and
+ * by the start states, so the walk reads one table entry per byte. */
 #define SV_LSM_STATE_OUTCOME_MASK 0x3fffffffu
 #define SV_LSM_STATE_FINAL 0x80000000u
 
@@ -66,14 +68,49 @@
 #define SV_LSM_EVENT_F_TRUNCATED 0x2 /* path longer than the buffer, judged as is */
 #define SV_LSM_EVENT_F_SWITCHED 0x4  /* exec moved the task to `profile` */
 
-/* Config flags (sv_lsm_config.flags). */
-#define SV_LSM_CFG_AUDIT_MODE 0x1  /* report would-deny, enforce nothing */
+/* Load-time flags (sv_lsm_cfg_flags). */
 #define SV_LSM_CFG_DENY_EVENTS 0x2 /* report denials only */
+
+/* Policy flags (struct sv_lsm_policy.flags). */
+#define SV_LSM_POL_AUDIT 0x1 /* report would-deny, enforce nothing */
 
 struct sv_lsm_outcome {
 	__u8 verdict;
 	__u8 pad[3];
 	__u32 value; /* rule index (read/write/exec) or profile index (switch) */
+};
+
+/* One policy version's settings: the single element of its version's
+ * sv_lsm_pol_header inner map. Every table of a version is stored under the
+ * same version key in its outer map (see maps/lsm_maps.h), so a decision
+ * that found them all uses one policy throughout. */
+struct sv_lsm_policy {
+	__u32 version;
+	__u32 flags; /* SV_LSM_POL_* */
+	__u32 nclasses; /* the row width of the transition table */
+	__u32 nprofiles; /* profile ids past it act as the base (0) */
+	__u32 rule_net_none; /* rule indices of the connect decisions no */
+	__u32 rule_net_all; /* allowlist entry makes */
+	__u32 rule_net_default;
+	__u32 pad;
+	__u32 starts[SV_LSM_MAX_PROFILES * SV_LSM_NUM_OPS]; /* state | SV_LSM_STATE_FINAL */
+	__u32 net_mode[SV_LSM_MAX_PROFILES]; /* enum sv_net_mode */
+	__u8 byte_class[256]; /* byte -> class, shared by every DFA */
+};
+
+/* The decide_for_test program's context (BPF_PROG_TEST_RUN): the request
+ * in, the outcome the current policy gives it out. For differential tests
+ * of the kernel's walk against Engine::decide; judges no task. */
+struct sv_lsm_test_request {
+	__u32 profile;
+	__u32 op;
+	__u32 len;
+	__u32 version; /* out: the policy version that decided */
+	__u32 found;   /* out: 1 when the tables gave an outcome */
+	__u32 verdict; /* out */
+	__u32 value;   /* out: rule index or profile */
+	__u32 pad;
+	char path[SV_LSM_PATH_MAX + SV_LSM_NAME_MAX];
 };
 
 /* Per-task state (BPF task storage), inherited on fork by task_alloc. */

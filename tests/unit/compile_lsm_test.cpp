@@ -13,6 +13,7 @@
 #include "policy/compile.h"
 #include "policy/engine.h"
 #include "policy/load.h"
+#include "tests/unit/lsm_path_gen.h"
 #include "tests/unit/policy_test_util.h"
 #include "policy/path.h"
 
@@ -23,60 +24,6 @@ namespace {
 std::shared_ptr<const Policy> mustLoad(const std::string& text, const std::string& preset) {
   return test_util::mustLoad(text, preset, /*warnings_fail=*/true);
 }
-
-constexpr const char* kProfilesPolicy = R"({
-  "filesystem": {"readableRoots": ["/opt/data", "/srv/pub"], "denyRead": [".ssh/**", "/opt/data/**/secret*"],
-                 "denyWrite": ["**/*.pem", "/ws/build/[a-c]?/out"]},
-  "exec": {"deny": ["/usr/bin/nc*"],
-           "switch": [{"match": "/usr/bin/git", "profile": "git"},
-                      {"match": "/ws/tools/**", "profile": "tools"}]},
-  "profiles": {"git": {"exec": {"allow": ["/usr/lib/git-core/**"], "deny": ["/usr/bin/ssh"],
-                                "switch": [{"match": "/usr/bin/ssh*", "profile": "tools"}]},
-                       "filesystem": {"writableRoots": ["~/.ssh"], "denyWrite": ["/ws/.git/config"],
-                                      "denyRead": ["/etc/shadow"]}},
-               "tools": {"filesystem": {"readableRoots": ["/"], "writableRoots": ["/ws/.git/hooks"]}}}
-})";
-
-// Random absolute paths, normalised the way the supervisor normalises what it
-// reads from a syscall.
-class PathGen {
- public:
-  explicit PathGen(uint32_t seed) : rng_(seed) {}
-
-  std::string next() {
-    static const std::vector<std::string> kFirst = {
-        "ws",  "usr", "etc", "tmp", "dev", "proc", "sys",  "home", "opt",  "srv",
-        "var", "bin", "lib", "run", "wsx", "w",    "dev2", "root", "sys-x"};
-    static const std::vector<std::string> kComp = {
-        ".env",     ".env.local", ".env.",     ".envrc",     "x.env",       ".ENV", "env",
-        ".git",     "config",     "hooks",     "pre-commit", "config.bak",  "bin",  "git",
-        "git-core", "ssh",        "ssh-agent", "nc",         "ncat",        "null", "zero",
-        "pts",      "0",          "data",      "secret",     "secrets.txt", "pub",  "key.pem",
-        "pem",      "build",      "ab",        "cz",         "a",           "out",  "u",
-        ".ssh",     ".gitconfig", "tmp",       "ws",         "..",          ".",    "dÃ©jÃ ",
-        "日本",     "[x]",        "*",         "?",          "\\",          "a b",  "tools",
-        "lib",      "tmp",        "lib64",     ".config",    "shadow",      "fs",   "cgroup",
-        "cpu",      "devices",    "system",    "var",        "lib"};
-    std::uniform_int_distribution<int> depth(0, 7), pick(0, 999);
-    std::string raw = "/";
-    if (pick(rng_) % 10) raw += kFirst[pick(rng_) % kFirst.size()];
-    for (int d = depth(rng_); d > 0; --d) {
-      raw += "/";
-      int r = pick(rng_);
-      if (r < 15) {
-        raw += std::string(200 + r * 10, 'L');  // long names
-      } else if (r < 40) {
-        raw += kFirst[r % kFirst.size()];
-      } else {
-        raw += kComp[r % kComp.size()];
-      }
-    }
-    return normalizePath("/", raw);
-  }
-
- private:
-  std::mt19937 rng_;
-};
 
 // Compares the tables with the engine for every profile and op over `n` paths.
 void differential(const Policy& policy, int n, uint32_t seed) {
@@ -213,4 +160,50 @@ TEST(CompileLsm, NetworkEntriesInEngineOrder) {
 }
 
 }  // namespace
+// A policy swap renumbers the new plan onto the old names: every kept
+// profile and rule keeps its index, a dropped profile decides as the base,
+// and decisions are otherwise unchanged.
+TEST(CompileLsm, RenumberedPlanKeepsNamesAndDecisions) {
+  auto a = mustLoad(kProfilesPolicy, "code-sandbox");
+  auto b = mustLoad(R"({"exec": {"switch": [{"match": "/ws/tools/**", "profile": "tools"},
+                                            {"match": "/usr/bin/make", "profile": "new"}]},
+                        "profiles": {"tools": {"filesystem": {"readableRoots": ["/srv"]}},
+                                     "new": {"filesystem": {"writableRoots": ["/opt/data"]},
+                                             "network": {"mode": "none"}}}})",
+                    "code-sandbox");
+  ASSERT_TRUE(a && b);
+  LsmPlan pa = compileLsm(*a, compile(*a)), pb = compileLsm(*b, compile(*b));
+  ASSERT_EQ(pb.profiles, (std::vector<std::string>{"", "new", "tools"}));
+  LsmPlan rb = renumberLsmPlan(pb, pa.profiles, pa.rule_ids);
+  EXPECT_EQ(rb.profiles, (std::vector<std::string>{"", "git", "tools", "new"}));
+  ASSERT_GE(rb.rule_ids.size(), pa.rule_ids.size());
+  EXPECT_TRUE(std::equal(pa.rule_ids.begin(), pa.rule_ids.end(), rb.rule_ids.begin()));
+  EXPECT_EQ(rb.network[3].mode, NetworkMode::None);
+  EXPECT_EQ(rb.network[1].mode, pb.network[0].mode);  // git: dropped, so the base's
+
+  PathGen gen(7);
+  for (int i = 0; i < 20000; ++i) {
+    std::string path = gen.next();
+    for (uint32_t now = 0; now < rb.profiles.size(); ++now) {
+      const uint32_t before = lsmProfileIndex(pb, rb.profiles[now]);  // git → 0, the base
+      for (LsmOp op : {LsmOp::Read, LsmOp::Write, LsmOp::Exec}) {
+        LsmOutcome got = lsmDecide(rb, now, op, path), want = lsmDecide(pb, before, op, path);
+        ASSERT_EQ(got.verdict, want.verdict) << path << " profile " << rb.profiles[now];
+        ASSERT_EQ(rb.rule_ids[got.value], pb.rule_ids[want.value]) << path;
+      }
+      LsmOutcome got = lsmDecide(rb, now, LsmOp::Switch, path);
+      LsmOutcome want = lsmDecide(pb, before, LsmOp::Switch, path);
+      ASSERT_EQ(got.verdict, want.verdict) << path;
+      if (got.verdict == kLsmSwitch) {
+        ASSERT_EQ(rb.profiles[got.value], pb.profiles[want.value]) << path;
+      }
+    }
+  }
+  // Renumbering onto its own names changes nothing.
+  LsmPlan same = renumberLsmPlan(pa, pa.profiles, pa.rule_ids);
+  EXPECT_EQ(same.starts, pa.starts);
+  EXPECT_EQ(same.outcomes, pa.outcomes);
+  EXPECT_EQ(same.rule_ids, pa.rule_ids);
+}
+
 }  // namespace sv::policy

@@ -282,8 +282,10 @@ TEST_F(BpfLsm, DefaultPresetProtectsSecretsOnEveryRoute) {
 // Differential: generated requests through Engine::decide and through the
 // kernel (the real syscall in the session), same verdict and rule id.
 TEST_F(BpfLsm, DifferentialAgainstEngine) {
+  // A 120-byte name takes paths past 256 bytes, where the walk once went wrong.
   const std::vector<std::string> kDirs = {"a",    ".git",   "hooks", ".env.d",  "src",
-                                          "日本", "sp ace", "deep",  ".config", "x"};
+                                          "日本", "sp ace", "deep",  ".config", "x",
+                                          std::string(120, 'D')};
   const std::vector<std::string> kFiles = {
       ".env",   ".env.local", ".env.",           "config", "pre-commit",
       ".envrc", "x.env",      "main.cpp",        "ü.txt",  std::string(200, 'L'),
@@ -498,6 +500,78 @@ TEST_F(BpfLsm, ConnectDifferentialAgainstEngine) {
       EXPECT_EQ(filter_->ruleIdAt(events[i].rule_index), want.rule_id) << where;
     }
   }
+}
+
+}  // namespace
+}  // namespace sv::tracer
+
+namespace sv::tracer {
+namespace {
+
+// Every byte of a long path is walked: a `.env` 300 bytes deep is still
+// denied (the walk once re-read byte 0 from byte 256 on).
+TEST_F(BpfLsm, LongPathsAreWalkedToTheEnd) {
+  const std::string deep = ws_ + "/" + std::string(150, 'd') + "/" + std::string(150, 'e');
+  fs::create_directories(deep);
+  ASSERT_NO_FATAL_FAILURE(attach());
+  ASSERT_EQ(inSession([&] {
+              shared_->err[0] = openErr(deep + "/.env", O_WRONLY | O_CREAT);
+              shared_->err[1] = openErr(deep + "/ok.txt", O_WRONLY | O_CREAT);
+              return 0;
+            }),
+            0);
+  EXPECT_EQ(shared_->err[0], EACCES);
+  EXPECT_FALSE(fs::exists(deep + "/.env"));
+  EXPECT_EQ(shared_->err[1], 0);
+  bool saw = false;
+  for (const LsmEvent& e : drain())
+    saw = saw || (e.path == deep + "/.env" && filter_->ruleIdAt(e.rule_index) == "deny-write-env");
+  EXPECT_TRUE(saw);
+}
+
+// A policy swapped in while a task runs applies to its next syscall, and the
+// events name the new policy's rule.
+TEST_F(BpfLsm, ReplacedPolicyAppliesToRunningTasks) {
+  touch(ws_ + "/notes.txt");
+  ASSERT_NO_FATAL_FAILURE(attach());
+  policy::LoadRequest r;
+  r.preset = "code-sandbox";
+  r.files.push_back({"locked.json", R"({"filesystem": {"denyWrite": ["**/notes.txt"]}})"});
+  r.workspace = ws_;
+  r.home = "/root";
+  policy::LoadResult locked = policy::load(r);
+  ASSERT_TRUE(locked.ok());
+  const policy::LsmPlan locked_plan =
+      policy::compileLsm(*locked.policy, policy::compile(*locked.policy));
+
+  int ready[2], go[2];
+  ASSERT_EQ(pipe(ready), 0);
+  ASSERT_EQ(pipe(go), 0);
+  pid_t pid = fork();
+  if (pid == 0) {
+    if (!cgroup_->addProcess(0).ok()) _exit(120);
+    shared_->err[0] = openErr(ws_ + "/notes.txt", O_WRONLY);
+    char c = 'r';
+    if (write(ready[1], &c, 1) != 1 || read(go[0], &c, 1) != 1) _exit(121);
+    shared_->err[1] = openErr(ws_ + "/notes.txt", O_WRONLY);
+    _exit(0);
+  }
+  char c;
+  ASSERT_EQ(read(ready[0], &c, 1), 1);
+  Status swapped = filter_->replacePolicy(locked_plan);
+  ASSERT_TRUE(write(go[1], "g", 1) == 1);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  for (int fd : {ready[0], ready[1], go[0], go[1]}) close(fd);
+  ASSERT_TRUE(swapped.ok()) << swapped.error().message();
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  EXPECT_EQ(filter_->policyVersion(), 2u);
+  EXPECT_EQ(shared_->err[0], 0);
+  EXPECT_EQ(shared_->err[1], EACCES);
+  std::vector<std::string> rules;
+  for (const LsmEvent& e : drain())
+    if (e.path == ws_ + "/notes.txt") rules.push_back(filter_->ruleIdAt(e.rule_index));
+  EXPECT_EQ(rules, (std::vector<std::string>{"workspace", "denyWrite:**/notes.txt"}));
 }
 
 }  // namespace
