@@ -98,6 +98,12 @@ struct CompiledPolicy {
 // seccomp user-notify path and the Engine. See docs/policy.md.
 CompiledPolicy compile(const Policy& policy);
 
+// The loosest network plan of the base policy and every profile: each
+// destination any of them allows, under the widest mode. For a second line
+// of enforcement behind a judge that knows each process's profile (the BPF
+// LSM), where a per-profile plan cannot be applied.
+NetworkPlan networkFloor(const CompiledPolicy& compiled);
+
 // A stable, line-oriented rendering for golden tests and `explain --compiled`.
 std::string toText(const CompiledPolicy& compiled);
 

@@ -235,8 +235,17 @@ int runSession(const SessionOptions& options) {
     return kExitSupervisorError;
   }
 
-  // Each profile gets its own plan in the kernel (profile_network.h).
-  const auto& profile_plans = compiled.profile_network;
+  // Each profile gets its own plan in the kernel (profile_network.h): a
+  // process moved into its profile's cgroup at a notified exec is judged by
+  // it. Under bpf-lsm judging connects, execs are not notified; the LSM
+  // applies each task's profile itself, and the cgroup programs, a second
+  // line, get the floor of every plan (what no profile allows).
+  const bool lsm_net = lsm && lsm->decidesNetwork();
+  std::optional<policy::NetworkPlan> floor;
+  if (lsm_net) floor = policy::networkFloor(compiled);
+  const policy::NetworkPlan& base_net = floor ? *floor : compiled.network;
+  const std::map<std::string, policy::NetworkPlan> no_profile_plans;
+  const auto& profile_plans = lsm_net ? no_profile_plans : compiled.profile_network;
   const bool needs_net = policy.network.mode.value_or(NetworkMode::All) != NetworkMode::All ||
                          ProfileNetwork::anyOwnRules(policy);
   std::optional<tracer::NetFilter> net;
@@ -246,15 +255,14 @@ int runSession(const SessionOptions& options) {
     tracer::NetFilterOptions net_options;
     // Under bpf-lsm the LSM decides (and reports) connects first; the cgroup
     // programs stay as a second line and report only what they alone refuse.
-    net_options.deny_events_only =
-        policy.audit.level == policy::AuditLevel::Deny || (lsm && lsm->decidesNetwork());
+    net_options.deny_events_only = policy.audit.level == policy::AuditLevel::Deny || lsm_net;
     // audit.level deny still records every connect (allowed ones too).
-    net_options.report_connects = !(lsm && lsm->decidesNetwork());
+    net_options.report_connects = !lsm_net;
     net_options.audit_only = policy.mode == policy::Mode::Audit;  // would-deny, never block
-    addDnsProxyOptions(compiled.network, profile_plans, net_options);  // dns_allow.h
+    addDnsProxyOptions(base_net, profile_plans, net_options);  // dns_allow.h
     net_options.unix_paths = !tracer::testDisabled("bpf-unix");  // as on a kernel < 6.7
     auto loaded =
-        tracer::NetFilter::load(compiled.network, profile_plans, cgroup->dirFd(), net_options);
+        tracer::NetFilter::load(base_net, profile_plans, cgroup->dirFd(), net_options);
     if (loaded)
       net.emplace(std::move(*loaded));
     else
@@ -281,8 +289,8 @@ int runSession(const SessionOptions& options) {
   // to the plans naming its host): the DNS proxy stands in for the resolvers
   // before the tree runs.
   std::unique_ptr<DnsAllow> dns;
-  if (net && anyHosts(compiled.network, profile_plans)) {
-    auto started = DnsAllow::start(*net, dnsAllowOptionsFor(compiled.network, profile_plans));
+  if (net && anyHosts(base_net, profile_plans)) {
+    auto started = DnsAllow::start(*net, dnsAllowOptionsFor(base_net, profile_plans));
     if (started) {
       dns = std::move(*started);
     } else {

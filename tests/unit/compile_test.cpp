@@ -86,5 +86,35 @@ TEST(Compile, LocalhostAddsLoopback) {
   EXPECT_EQ(c.network.entries[0].rule_id, "network-loopback");
 }
 
+// The floor behind the BPF LSM: every destination any profile allows, under
+// the widest mode; nothing when every plan allows nothing.
+TEST(Compile, NetworkFloorIsTheUnionOfEveryPlan) {
+  CompiledPolicy c = compile(*mustLoad(
+      R"({"network": {"mode": "localhost"},
+          "profiles": {"git": {"network": {"mode": "allowlist", "allow": ["192.0.2.7:22"]}},
+                       "off": {"network": {"mode": "none"}}}})",
+      "code-sandbox"));
+  NetworkPlan floor = networkFloor(c);
+  EXPECT_EQ(floor.mode, NetworkMode::Allowlist);
+  auto has = [&](const char* ip, uint16_t port) {
+    for (const NetEntry& e : floor.entries)
+      if (e.cidr.contains(*parseIp(ip)) && port >= e.port_lo && port <= e.port_hi) return true;
+    return false;
+  };
+  EXPECT_TRUE(has("127.0.0.1", 80));   // the base's loopback
+  EXPECT_TRUE(has("192.0.2.7", 22));   // git's remote
+  EXPECT_FALSE(has("192.0.2.7", 23));
+  EXPECT_FALSE(has("198.51.100.1", 22));
+  for (size_t i = 0; i < floor.entries.size(); ++i)  // no duplicates
+    for (size_t j = i + 1; j < floor.entries.size(); ++j) EXPECT_FALSE(floor.entries[i] == floor.entries[j]);
+
+  CompiledPolicy none = compile(*mustLoad(R"({"network": {"mode": "none"}})", "code-sandbox"));
+  EXPECT_EQ(networkFloor(none).mode, NetworkMode::None);
+  CompiledPolicy all = compile(*mustLoad(
+      R"({"network": {"mode": "none"}, "profiles": {"web": {"network": {"mode": "all"}}}})",
+      "code-sandbox"));
+  EXPECT_EQ(networkFloor(all).mode, NetworkMode::All);
+}
+
 }  // namespace
 }  // namespace sv::policy

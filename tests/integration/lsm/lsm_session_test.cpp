@@ -363,5 +363,30 @@ TEST_F(LsmSession, LoopbackOnlyNetwork) {
       << r.err;
 }
 
+// A profile's own destinations under bpf-lsm: the LSM judges each task by
+// the profile it entered on exec, and the cgroup programs behind it hold the
+// floor of every plan (policy::networkFloor). So the switched process gets
+// as far as routing (the guest has no NIC: ENETUNREACH), while the base
+// shell, and the profile for another port, are refused by the LSM. Before
+// the floor, the cgroup programs refused the profile's destination (EPERM).
+TEST_F(LsmSession, ProfileNetworkAppliesAfterTheSwitch) {
+  requireBpfLsm();
+  if (HasFatalFailure() || IsSkipped()) return;
+  fs::create_directories(ws_ + "/tools");
+  fs::copy_file(kRoutes, ws_ + "/tools/fetcher");
+  const std::string policy_file = root_ + "/policy.json";
+  writeFile(policy_file, R"({"version": 1,
+    "exec": {"switch": [{"match": ")" + ws_ + R"(/tools/fetcher", "profile": "net"}]},
+    "profiles": {"net": {"network": {"mode": "allowlist", "allow": ["198.51.100.1:80"]}}}})");
+  const std::string script = batch({"connect 198.51.100.1 80"}) +
+                             "tools/fetcher connect 198.51.100.1 80; echo \"R switched c $?\"\n" +
+                             "tools/fetcher connect 198.51.100.1 81; echo \"R switched d $?\"\n";
+  SessionRun r = supervise({"--backend", "bpf-lsm", "--policy", policy_file}, script);
+  EXPECT_EQ(r.status, 0) << r.err;
+  expectDenied(r, "connect 198.51.100.1", "198.51.100.1:80", "default-deny-connect");
+  EXPECT_EQ(r.rc["switched c"], ENETUNREACH) << r.err;
+  EXPECT_EQ(r.rc["switched d"], EACCES) << r.err;
+}
+
 }  // namespace
 }  // namespace sv
