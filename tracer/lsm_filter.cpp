@@ -214,19 +214,42 @@ Status LsmFilter::replacePolicy(const policy::LsmPlan& plan) {
 
 uint32_t LsmFilter::policyVersion() const { return s_->tables->version(); }
 
+namespace {
+
+// Runs decide_for_test on one request, deciding `repeat` times in the kernel
+// (a syscall program takes no test-run repeat); *mean_ns: the mean per decision.
+Status runDecideForTest(bpf_program* prog, sv_lsm_test_request& req, uint32_t profile,
+                        policy::LsmOp op, std::string_view path, int repeat, uint32_t* mean_ns) {
+  if (path.size() > SV_LSM_PATH_MAX) return Error{ENAMETOOLONG, "bpf-lsm: path too long"};
+  req.profile = profile;
+  req.op = static_cast<uint32_t>(op);
+  req.len = static_cast<uint32_t>(path.size());
+  std::memcpy(req.path, path.data(), path.size());
+  req.repeat = static_cast<uint32_t>(std::max(repeat, 1));
+  LIBBPF_OPTS(bpf_test_run_opts, run, .ctx_in = &req, .ctx_size_in = sizeof(req));
+  if (bpf_prog_test_run_opts(bpf_program__fd(prog), &run) != 0)
+    return errnoError("bpf-lsm: run decide_for_test (loaded with test_only?)");
+  if (mean_ns) *mean_ns = static_cast<uint32_t>(req.elapsed_ns / req.repeat);
+  return {};
+}
+
+}  // namespace
+
 Result<LsmFilter::KernelOutcome> LsmFilter::decideInKernel(uint32_t profile, policy::LsmOp op,
                                                            std::string_view path) const {
-  if (path.size() > SV_LSM_PATH_MAX) return Error{ENAMETOOLONG, "bpf-lsm: path too long"};
   auto req = std::make_unique<sv_lsm_test_request>();
-  req->profile = profile;
-  req->op = static_cast<uint32_t>(op);
-  req->len = static_cast<uint32_t>(path.size());
-  std::memcpy(req->path, path.data(), path.size());
-  LIBBPF_OPTS(bpf_test_run_opts, run, .ctx_in = req.get(), .ctx_size_in = sizeof(*req));
-  if (bpf_prog_test_run_opts(bpf_program__fd(s_->skel->progs.decide_for_test), &run) != 0)
-    return errnoError("bpf-lsm: run decide_for_test (loaded with test_only?)");
+  SV_TRY(runDecideForTest(s_->skel->progs.decide_for_test, *req, profile, op, path, 1, nullptr));
   if (!req->found) return Error{ENOENT, "bpf-lsm: the kernel's tables gave no outcome"};
   return KernelOutcome{req->version, static_cast<uint8_t>(req->verdict), req->value};
+}
+
+Result<uint32_t> LsmFilter::timeDecisionInKernel(uint32_t profile, policy::LsmOp op,
+                                                 std::string_view path, int repeat) const {
+  auto req = std::make_unique<sv_lsm_test_request>();
+  uint32_t ns = 0;
+  SV_TRY(runDecideForTest(s_->skel->progs.decide_for_test, *req, profile, op, path, repeat, &ns));
+  if (!req->found) return Error{ENOENT, "bpf-lsm: the kernel's tables gave no outcome"};
+  return ns;
 }
 
 Status LsmFilter::addSession(uint64_t cgroup_id) {

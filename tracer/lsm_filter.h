@@ -98,6 +98,10 @@ class LsmFilter {
   };
   Result<KernelOutcome> decideInKernel(uint32_t profile, policy::LsmOp op,
                                        std::string_view path) const;
+  // The same decision made `repeat` times in a row by the kernel: its mean
+  // ns per decision (table lookup and walk, as in a hook). For benchmarks.
+  Result<uint32_t> timeDecisionInKernel(uint32_t profile, policy::LsmOp op, std::string_view path,
+                                        int repeat) const;
 
   // Judges the tasks of one more cgroup (e.g. a session's child cgroup).
   Status addSession(uint64_t cgroup_id);

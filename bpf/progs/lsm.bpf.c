@@ -327,27 +327,47 @@ int BPF_PROG(socket_sendmsg, struct socket *sock, struct msghdr *msg, int size)
 }
 
 /* Not a hook: BPF_PROG_TEST_RUN feeds it a request and it answers with the
- * outcome the current policy's tables give, through the same walk the hooks
- * use. Loaded only for differential tests (LsmFilterOptions::test_program). */
+ * outcome the current policy's tables give, through the same table lookup
+ * and walk the hooks use, `repeat` times (for timing). Loaded only for
+ * differential tests and benchmarks (LsmFilterOptions::test_only). */
+struct sv_lsm_test_run {
+	struct sv_lsm_scratch *s;
+	struct sv_lsm_test_request *req;
+	struct sv_lsm_outcome *o;
+	__u32 version;
+};
+
+static long sv_lsm_test_decide_once(__u32 i, struct sv_lsm_test_run *run)
+{
+	struct sv_lsm_tables t;
+
+	run->o = NULL;
+	if (!sv_lsm_tables(&t))
+		return 1;
+	run->version = t.pol->version;
+	run->o = sv_lsm_decide(&t, run->s, run->req->profile, run->req->op, run->req->len);
+	return 0;
+}
+
 SEC("syscall")
 int decide_for_test(struct sv_lsm_test_request *req)
 {
-	struct sv_lsm_scratch *s = sv_lsm_scratch();
-	struct sv_lsm_tables t;
-	struct sv_lsm_outcome *o;
-	__u32 len = req->len;
+	struct sv_lsm_test_run run = {.s = sv_lsm_scratch(), .req = req};
+	__u64 start;
 
 	req->found = 0;
-	if (!s || len > SV_LSM_PATH_MAX || req->op >= SV_LSM_NUM_OPS || !sv_lsm_tables(&t))
+	if (!run.s || req->len > SV_LSM_PATH_MAX || req->op >= SV_LSM_NUM_OPS)
 		return 0;
-	if (bpf_probe_read_kernel(s->path, SV_LSM_PATH_MAX, req->path))
+	if (bpf_probe_read_kernel(run.s->path, SV_LSM_PATH_MAX, req->path))
 		return 0;
-	req->version = t.pol->version;
-	o = sv_lsm_decide(&t, s, req->profile, req->op, len);
-	if (!o)
+	start = bpf_ktime_get_ns();
+	bpf_loop(req->repeat ? req->repeat : 1, sv_lsm_test_decide_once, &run, 0);
+	req->elapsed_ns = bpf_ktime_get_ns() - start;
+	if (!run.o)
 		return 0;
+	req->version = run.version;
 	req->found = 1;
-	req->verdict = o->verdict;
-	req->value = o->value;
+	req->verdict = run.o->verdict;
+	req->value = run.o->value;
 	return 0;
 }

@@ -109,7 +109,8 @@ struct sv_lsm_test_request {
 	__u32 found;   /* out: 1 when the tables gave an outcome */
 	__u32 verdict; /* out */
 	__u32 value;   /* out: rule index or profile */
-	__u32 pad;
+	__u32 repeat;  /* in: decide this many times (at least once), for timing */
+	__u64 elapsed_ns; /* out: the time all repeats took */
 	char path[SV_LSM_PATH_MAX + SV_LSM_NAME_MAX];
 };
 
