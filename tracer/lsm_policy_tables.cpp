@@ -112,6 +112,10 @@ Status LsmPolicyTables::install(const policy::LsmPlan& input, bool audit) {
   if (net->size() > 4096) return Error{E2BIG, "bpf-lsm: more than 4096 network entries"};
 
   const uint32_t version = this->version() + 1;
+  if (version >= SV_LSM_MAX_VERSIONS)
+    return Error{ENOSPC, "bpf-lsm: this filter took its " +
+                             std::to_string(SV_LSM_MAX_VERSIONS - 1) +
+                             " policy versions; load a new one"};
   sv_lsm_policy header{};
   header.version = version;
   header.flags = audit || plan.audit_mode ? SV_LSM_POL_AUDIT : 0;
@@ -164,7 +168,7 @@ Status LsmPolicyTables::install(const policy::LsmPlan& input, bool audit) {
                                         {maps_.net_allow, net_fd.get()}};
   for (size_t i = 0; i < std::size(tables); ++i) {
     int inner = tables[i].second;
-    if (bpf_map_update_elem(tables[i].first, &version, &inner, BPF_NOEXIST) != 0) {
+    if (bpf_map_update_elem(tables[i].first, &version, &inner, BPF_ANY) != 0) {
       Error err = errnoError("bpf-lsm: store policy version " + std::to_string(version));
       for (size_t j = 0; j < i; ++j) bpf_map_delete_elem(tables[j].first, &version);
       return err;

@@ -136,8 +136,8 @@ struct sv_lsm_walk {
 	__u32 miss;
 };
 
-/* One byte of the walk (bpf_loop callback): 1 stops the loop. */
-static long sv_lsm_step(__u32 i, struct sv_lsm_walk *w)
+/* One byte of the walk: false stops it (end of path, final state, miss). */
+static __always_inline bool sv_lsm_step_byte(struct sv_lsm_walk *w, __u32 i)
 {
 	__u32 *next, key;
 	__u8 cls;
@@ -145,15 +145,29 @@ static long sv_lsm_step(__u32 i, struct sv_lsm_walk *w)
 	/* A bounds check, not a mask: SV_SCRATCH_MAX is no power of two, and
 	 * `i & (SV_SCRATCH_MAX - 1)` read byte 0 again at i = 256. */
 	if (i >= w->len || i >= SV_SCRATCH_MAX || (w->state & SV_LSM_STATE_FINAL))
-		return 1;
+		return false;
 	cls = w->pol->byte_class[(__u8)w->s->path[i]];
 	key = w->state * w->pol->nclasses + cls;
 	next = bpf_map_lookup_elem(w->trans, &key);
 	if (!next) {
 		w->miss = 1;
-		return 1;
+		return false;
 	}
 	w->state = *next;
+	return true;
+}
+
+/* SV_LSM_WALK_STRIDE bytes of the walk (bpf_loop callback): 1 stops the
+ * loop. Several bytes per call spread the call's cost over them. */
+#define SV_LSM_WALK_STRIDE 8
+static long sv_lsm_step(__u32 i, struct sv_lsm_walk *w)
+{
+	__u32 at = i * SV_LSM_WALK_STRIDE;
+
+#pragma unroll
+	for (int k = 0; k < SV_LSM_WALK_STRIDE; k++)
+		if (!sv_lsm_step_byte(w, at + k))
+			return 1;
 	return 0;
 }
 
@@ -172,7 +186,7 @@ sv_lsm_decide(struct sv_lsm_tables *t, struct sv_lsm_scratch *s, __u32 profile, 
 		return NULL;
 	w.state = t->pol->starts[key];
 	w.len = len == 1 ? 0 : len; /* "/" walks no byte */
-	bpf_loop(SV_SCRATCH_MAX, sv_lsm_step, &w, 0);
+	bpf_loop(SV_SCRATCH_MAX / SV_LSM_WALK_STRIDE, sv_lsm_step, &w, 0);
 	if (w.miss)
 		return NULL;
 	key = w.state & SV_LSM_STATE_OUTCOME_MASK;

@@ -22,7 +22,9 @@ struct {
 } sv_lsm_sessions SEC(".maps");
 
 /* The compiled policy, versioned. Each version's tables are fresh inner maps
- * stored under the version number in the outer maps below; sv_lsm_current
+ * stored at the version number in the outer maps below (arrays: the
+ * verifier inlines their lookups; numbers are never reused, so a filter
+ * takes SV_LSM_MAX_VERSIONS - 1 policies in its life); sv_lsm_current
  * names the version decisions use. A new policy is written into new inner
  * maps, inserted under a new version, and then made current by one update,
  * so no decision ever sees half a policy: every table is looked up under
@@ -41,11 +43,10 @@ struct {
 	__type(value, __u32);
 } sv_lsm_current SEC(".maps");
 
-#define SV_LSM_MAX_VERSIONS 4
 
 /* @brief version → [0]: struct sv_lsm_policy (scalars, starts, byte classes). */
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH_OF_MAPS);
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
 	__uint(max_entries, SV_LSM_MAX_VERSIONS);
 	__type(key, __u32);
 	__array(values, struct {
@@ -61,7 +62,7 @@ struct {
  * the programs reach through pointers alone). */
 #define SV_LSM_VERSIONED_ARRAY(elem_size)                          \
 	struct {                                                   \
-		__uint(type, BPF_MAP_TYPE_HASH_OF_MAPS);           \
+		__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);           \
 		__uint(max_entries, SV_LSM_MAX_VERSIONS);          \
 		__type(key, __u32);                                \
 		__array(values, struct {                           \
@@ -87,7 +88,7 @@ SV_LSM_VERSIONED_ARRAY(sizeof(struct sv_lsm_outcome)) sv_lsm_pol_outcomes SEC(".
  * over (profile, address); the value lists the allowed port ranges with
  * rules. */
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH_OF_MAPS);
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
 	__uint(max_entries, SV_LSM_MAX_VERSIONS);
 	__type(key, __u32);
 	__array(values, struct {

@@ -46,6 +46,7 @@
 #define SV_LSM_NAME_MAX 256
 #define SV_LSM_MAX_PROFILES 64
 #define SV_LSM_MAX_CLASSES 256
+#define SV_LSM_MAX_VERSIONS 4096 /* policy versions 1..4095 per filter */
 
 /* Hooks, as reported in events. */
 #define SV_LSM_HOOK_FILE_OPEN 1
