@@ -27,6 +27,9 @@ struct LandlockRule {
 
 struct LandlockPlan {
   std::vector<LandlockRule> rules;  // sorted by path
+  // false: another backend (the BPF LSM) decides file access, and Landlock
+  // keeps its scopes only; `rules` are then ignored.
+  bool paths = true;
   bool scope_abstract_unix = true;  // LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET (ABI 6)
   bool scope_signal = true;         // LANDLOCK_SCOPE_SIGNAL (ABI 6)
 };

@@ -96,7 +96,8 @@ LsmBackendOptions LsmBackendOptions::forSession(const policy::Policy& policy, bo
 
 policy::LandlockPlan LsmBackend::landlockPlan(const policy::LandlockPlan& host) {
   policy::LandlockPlan plan = host;
-  plan.rules = {{"/", true, true, true}};
+  plan.rules.clear();
+  plan.paths = false;
   return plan;
 }
 

@@ -52,11 +52,21 @@ Result<UniqueFd> buildLandlockRuleset(const policy::LandlockPlan& plan, int abi,
                                       std::vector<std::string>* skipped) {
   if (abi < 1) return Error{ENOSYS, "landlock: unavailable on this host"};
   LandlockRulesetAttr attr{};
-  attr.handled_access_fs = landlockHandledFs(abi);
   if (abi >= 6) {
     if (plan.scope_abstract_unix) attr.scoped |= kScopeAbstractUnixSocket;
     if (plan.scope_signal) attr.scoped |= kScopeSignal;
   }
+  // Paths left to another backend: handle no file access at all, so no open
+  // walks the path up to / looking for rules (2% of a find under bpf-lsm).
+  // A ruleset must handle something: without scopes (ABI < 6, or none
+  // wanted) it handles everything and allows it all below / instead.
+  std::vector<policy::LandlockRule> everything;
+  const std::vector<policy::LandlockRule>* rules = &plan.rules;
+  if (!plan.paths) {
+    if (attr.scoped == 0) everything = {{"/", true, true, true}};
+    rules = &everything;
+  }
+  attr.handled_access_fs = plan.paths || attr.scoped == 0 ? landlockHandledFs(abi) : 0;
   // Older kernels only know the fields they had: pass the size of the struct
   // prefix the ABI defines so the kernel never sees a field it does not know.
   size_t attr_size = abi >= 6 ? sizeof(attr) : abi >= 4 ? 2 * sizeof(uint64_t) : sizeof(uint64_t);
@@ -64,7 +74,7 @@ Result<UniqueFd> buildLandlockRuleset(const policy::LandlockPlan& plan, int abi,
   if (fd < 0) return errnoError("landlock_create_ruleset");
   UniqueFd ruleset(fd);
 
-  for (const auto& rule : plan.rules) {
+  for (const auto& rule : *rules) {
     uint64_t access = 0;
     if (rule.read) access |= kReadRights;
     if (rule.write) access |= kWriteRights;

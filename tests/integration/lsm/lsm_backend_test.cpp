@@ -59,8 +59,8 @@ TEST(LsmLandlockPlan, KeepsTheScopesAndOpensThePaths) {
   host.scope_abstract_unix = true;
   host.scope_signal = true;
   const policy::LandlockPlan plan = LsmBackend::landlockPlan(host);
-  ASSERT_EQ(plan.rules.size(), 1u);
-  EXPECT_EQ(plan.rules[0], (policy::LandlockRule{"/", true, true, true}));
+  EXPECT_FALSE(plan.paths);
+  EXPECT_TRUE(plan.rules.empty());
   EXPECT_TRUE(plan.scope_abstract_unix);
   EXPECT_TRUE(plan.scope_signal);
 }
