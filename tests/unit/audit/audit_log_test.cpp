@@ -122,6 +122,24 @@ TEST(AuditLogTest, SeqIsGapFreeAndCountersCount) {
   EXPECT_EQ(c.dropped, 0u);
 }
 
+// A session without audit output still numbers and counts every decision
+// (the end of session, doctor and the exit summary use the counters).
+TEST(AuditLogTest, WithoutSinksEveryDecisionIsStillCounted) {
+  AuditLog log(SessionInfo{"s", "h"});
+  const char* verdicts[] = {"allow", "deny", "would-deny"};
+  uint64_t last = 0;
+  for (int i = 0; i < 30; ++i) {
+    const uint64_t seq = log.emit(decision(verdicts[i % 3]));
+    EXPECT_EQ(seq, last + 1);
+    last = seq;
+  }
+  AuditCounters c = log.counters();
+  EXPECT_EQ(c.decisions, 30u);
+  EXPECT_EQ(c.denials, 10u);
+  EXPECT_EQ(c.would_deny, 10u);
+  EXPECT_EQ(c.dropped, 0u);
+}
+
 TEST(AuditLogTest, StdioFdsNeedTheExplicitStdoutSink) {
   AuditLog log(SessionInfo{"s", "h"});
   for (int fd : {0, 1, 2}) {
