@@ -68,6 +68,10 @@ LsmPlan compileLsm(const Policy& policy, const CompiledPolicy& compiled);
 LsmOutcome lsmDecide(const LsmPlan& plan, uint32_t profile, LsmOp op, std::string_view path,
                      size_t* walked = nullptr);
 
+// The index of `name` in `names`, appended when absent: how rule and profile
+// names get their indices in a plan and across policy versions.
+uint32_t lsmNameIndex(std::vector<std::string>& names, std::string_view name);
+
 // `plan` renumbered for a policy swap: the names in `profiles` and `rule_ids`
 // (those earlier versions used; tasks and queued events hold their indices)
 // keep their indices, the plan's new names follow, and a profile the plan no

@@ -10,16 +10,12 @@
 #include "policy/compile_lsm.h"
 
 namespace sv::policy {
-namespace {
-
-uint32_t indexIn(std::vector<std::string>& names, const std::string& name) {
+uint32_t lsmNameIndex(std::vector<std::string>& names, std::string_view name) {
   auto it = std::find(names.begin(), names.end(), name);
   if (it != names.end()) return static_cast<uint32_t>(it - names.begin());
-  names.push_back(name);
+  names.emplace_back(name);
   return static_cast<uint32_t>(names.size() - 1);
 }
-
-}  // namespace
 
 LsmPlan renumberLsmPlan(const LsmPlan& plan, std::vector<std::string> profiles,
                         std::vector<std::string> rule_ids) {
@@ -27,8 +23,8 @@ LsmPlan renumberLsmPlan(const LsmPlan& plan, std::vector<std::string> profiles,
   if (profiles.empty()) profiles.push_back("");  // index 0 is always the base
   // Where each of the plan's profiles and rules lands.
   std::vector<uint32_t> profile_to(plan.profiles.size()), rule_to(plan.rule_ids.size());
-  for (size_t i = 0; i < plan.profiles.size(); ++i) profile_to[i] = indexIn(profiles, plan.profiles[i]);
-  for (size_t i = 0; i < plan.rule_ids.size(); ++i) rule_to[i] = indexIn(rule_ids, plan.rule_ids[i]);
+  for (size_t i = 0; i < plan.profiles.size(); ++i) profile_to[i] = lsmNameIndex(profiles, plan.profiles[i]);
+  for (size_t i = 0; i < plan.rule_ids.size(); ++i) rule_to[i] = lsmNameIndex(rule_ids, plan.rule_ids[i]);
 
   // Every profile starts as the base (a dropped profile stays that way).
   out.starts.clear();

@@ -20,13 +20,6 @@ static_assert(sizeof(sv_lsm_policy) == 32 + 4 * (SV_LSM_MAX_PROFILES * SV_LSM_NU
                                            4 * SV_LSM_MAX_PROFILES + 256,
               "policy header ABI");
 
-uint32_t indexOf(std::vector<std::string>& names, const std::string& name) {
-  auto it = std::find(names.begin(), names.end(), name);
-  if (it != names.end()) return static_cast<uint32_t>(it - names.begin());
-  names.push_back(name);
-  return static_cast<uint32_t>(names.size() - 1);
-}
-
 // The network allowlists of every profile as LPM entries keyed by (profile,
 // address), with rule indices into `rule_ids` (extended as needed).
 Result<std::vector<std::pair<sv_lsm_net_key, sv_net_allow_value>>> netEntries(
@@ -51,7 +44,7 @@ Result<std::vector<std::pair<sv_lsm_net_key, sv_net_allow_value>>> netEntries(
       v.count = static_cast<uint32_t>(std::min<size_t>(ranges.size(), SV_NET_MAX_PORT_RANGES));
       for (size_t i = 0; i < v.count; ++i) {
         v.ranges[i] = {ranges[i].lo, ranges[i].hi,
-                       indexOf(rule_ids, image->rule_ids[ranges[i].rule_index])};
+                       policy::lsmNameIndex(rule_ids, image->rule_ids[ranges[i].rule_index])};
       }
       entries.emplace_back(key, v);
     }
@@ -121,9 +114,9 @@ Status LsmPolicyTables::install(const policy::LsmPlan& input, bool audit) {
   header.flags = audit || plan.audit_mode ? SV_LSM_POL_AUDIT : 0;
   header.nclasses = plan.num_classes;
   header.nprofiles = static_cast<uint32_t>(plan.profiles.size());
-  header.rule_net_none = indexOf(plan.rule_ids, std::string(policy::kDenyNetworkNone));
-  header.rule_net_all = indexOf(plan.rule_ids, std::string(policy::kAllowAll));
-  header.rule_net_default = indexOf(plan.rule_ids, std::string(policy::kDefaultDenyConnect));
+  header.rule_net_none = policy::lsmNameIndex(plan.rule_ids, policy::kDenyNetworkNone);
+  header.rule_net_all = policy::lsmNameIndex(plan.rule_ids, policy::kAllowAll);
+  header.rule_net_default = policy::lsmNameIndex(plan.rule_ids, policy::kDefaultDenyConnect);
   for (size_t i = 0; i < plan.starts.size(); ++i) header.starts[i] = withFinal(plan, plan.starts[i]);
   for (size_t p = 0; p < plan.profiles.size(); ++p)
     header.net_mode[p] = static_cast<uint32_t>(plan.network[p].mode);
