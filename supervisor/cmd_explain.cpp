@@ -29,6 +29,7 @@
 #include "supervisor/audit/redact.h"
 #include "supervisor/commands.h"
 #include "supervisor/policy_args.h"
+#include "supervisor/policy_discovery.h"
 
 namespace sv::supervisor {
 namespace {
@@ -504,14 +505,17 @@ int runExplain(const ExplainArgs& args) {
     if (!event) return fail("cannot explain this event: " + error);
   }
 
+  // The policy a run here would use: --policy, else the discovered file
+  // (./.supervise.json, ...), as `status` reports it.
   std::vector<policy::Diagnostic> diags;
-  auto loaded = loadPolicy(args.policy, &diags);
+  auto effective = loadEffectivePolicy(args.policy, &diags);
   for (const auto& d : diags) std::fprintf(stderr, "%s\n", d.format().c_str());
-  if (!loaded) {
-    if (diags.empty()) return fail(loaded.error().message());
+  if (!effective) {
+    if (diags.empty()) return fail(effective.error().message());
     return kExitError;
   }
-  policy::Engine engine(*loaded);
+  const std::shared_ptr<const policy::Policy> loaded = effective->policy;
+  policy::Engine engine(loaded);
   if (event) {
     std::string why;
     ordered_json edit = smallestEdit(engine, *event, &why);
@@ -520,7 +524,7 @@ int runExplain(const ExplainArgs& args) {
     if (edit.is_null() && e.decision.verdict == policy::Verdict::Deny && !why.empty())
       e.suggestion = why;
     std::string shown = event->op == policy::Operation::Connect ? connectDest(*event) : event->path;
-    return report(args, **loaded, e, std::string(policy::toString(event->op)), shown,
+    return report(args, *loaded, e, std::string(policy::toString(event->op)), shown,
                   event->profile, &*event, edit, note);
   }
 
@@ -535,7 +539,7 @@ int runExplain(const ExplainArgs& args) {
            : op == "exec"  ? policy::Operation::Exec
                            : policy::Operation::Connect;
   std::string profile = args.profile;
-  if (!profile.empty() && !(*loaded)->profiles.count(profile))
+  if (!profile.empty() && !loaded->profiles.count(profile))
     return fail("unknown profile \"" + profile + "\"");
   if (!args.as_exe.empty()) {
     std::string exe = policy::normalizePath(here, args.as_exe);
@@ -557,7 +561,7 @@ int runExplain(const ExplainArgs& args) {
   }
   policy::Explanation e = engine.explain(req);
   std::string shown = req.op == policy::Operation::Connect ? target_text : path;
-  return report(args, **loaded, e, op, shown, profile, nullptr, nullptr, "");
+  return report(args, *loaded, e, op, shown, profile, nullptr, nullptr, "");
 }
 
 }  // namespace

@@ -9,8 +9,6 @@
 // matrix is a pure function of HostCaps and the Policy, so it is tested with
 // synthetic hosts; its requirements mirror the session's fail-closed check
 // (session.cpp), so "fully enforceable" here means `supervise -- cmd` starts.
-//
-// discoverPolicyFile() is the config discovery shared with the run command.
 #pragma once
 
 #include <map>
@@ -24,6 +22,7 @@
 #include "policy/load.h"
 #include "policy/model.h"
 #include "supervisor/policy_args.h"
+#include "supervisor/policy_discovery.h"
 #include "tracer/probe.h"
 
 namespace sv::supervisor {
@@ -112,52 +111,6 @@ HostCaps sessionHostCaps(const SessionSetup &setup);
 
 // The matrix rows as `supervise doctor --json` writes them (`features`).
 nlohmann::json featureRowsJson(const std::vector<FeatureRow> &rows);
-
-// ---- config discovery ----
-
-struct DiscoveryInput {
-  std::string explicit_file;    // --policy ("" when not given)
-  std::string cwd;              // where ./.supervise.json is looked up
-  std::string xdg_config_home;  // $XDG_CONFIG_HOME (ignored unless absolute)
-  std::string home;             // $HOME, for the ~/.config default
-  std::string etc_dir = "/etc";
-};
-
-// The environment's inputs: getcwd(), $XDG_CONFIG_HOME, $HOME (or the passwd
-// entry).
-DiscoveryInput discoveryFromEnvironment(const std::string &explicit_file);
-
-// The policy file that applies, first match wins: explicit_file, then
-// <cwd>/.supervise.json, then <xdg or home/.config>/supervise/policy.json,
-// then <etc>/supervise/policy.json; "" means the default preset alone. An
-// explicit file is returned even if it does not exist (loading reports it).
-// *source, when given, names the rule that won ("--policy",
-// "./.supervise.json", "$XDG_CONFIG_HOME/supervise/policy.json",
-// "/etc/supervise/policy.json", "default preset").
-std::string discoverPolicyFile(const DiscoveryInput &in, std::string *source = nullptr);
-
-// ---- rendering ----
-
-struct PolicySummary {
-  std::string name;    // Policy::name
-  std::string preset;  // the base preset in effect
-  std::string file;    // discovered policy file, "" when none
-  std::string source;  // discoverPolicyFile()'s *source
-};
-
-// The policy `supervise` would run with here: discovery applied to args, then
-// loadPolicy(). Diagnostics go to *diags (see loadPolicy()).
-struct EffectivePolicy {
-  std::shared_ptr<const policy::Policy> policy;
-  PolicySummary summary;
-};
-Result<EffectivePolicy> loadEffectivePolicy(PolicyArgs args,
-                                            std::vector<policy::Diagnostic> *diags);
-// loadEffectivePolicy() for a command line: prints the diagnostics, and the
-// error when there are none, on stderr ("supervise <command>: ..."); nullopt
-// when there is no usable policy.
-std::optional<EffectivePolicy> loadEffectivePolicyOrReport(const PolicyArgs &args,
-                                                           const std::string &command);
 
 nlohmann::json doctorJson(const HostReport &host, const PolicySummary &summary,
                           const policy::Policy &policy, const std::vector<FeatureRow> &rows);

@@ -23,6 +23,22 @@ class CliTest : public CliFixture {
   CliTest() : CliFixture({registerValidate, registerExplain}) {}
 };
 
+// explain decides under the policy a run here would use: the discovered
+// ./.supervise.json (status reports the same file), not the preset alone.
+TEST_F(CliTest, ExplainHonoursTheDiscoveredPolicyFile) {
+  std::string out;
+  EXPECT_EQ(run({"explain", "write", "notes.txt"}, &out), 0) << out;
+  write(".supervise.json",
+        R"({"filesystem": {"denyWrite": [{"path": "notes.txt", "id": "deny-notes",
+            "reason": "notes are read-only"}]}})");
+  EXPECT_EQ(run({"explain", "write", "notes.txt"}, &out), 1) << out;
+  EXPECT_EQ(out.substr(0, 5), "deny\n") << out;
+  EXPECT_NE(out.find("rule:   deny-notes"), std::string::npos) << out;
+  // --policy still wins over discovery.
+  write("other.json", "{}");
+  EXPECT_EQ(run({"explain", "-p", "other.json", "write", "notes.txt"}, &out), 0) << out;
+}
+
 TEST_F(CliTest, ExplainWriteEnvIsDenied) {
   std::string out;
   EXPECT_EQ(run({"explain", "write", ".env"}, &out), 1);
