@@ -58,7 +58,7 @@ struct NetEntry {
 };
 
 // A domain entry ("github.com:22"): enforced through the addresses the name
-// resolves to (supervisor/dns_allow.h), never by name in the kernel.
+// resolves to (supervisor/net/dns_allow.h), never by name in the kernel.
 struct NetHost {
   std::string name;  // lower case, as validated by the loader
   uint16_t port_lo = 0, port_hi = 65535;

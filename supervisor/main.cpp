@@ -14,7 +14,7 @@
 #include <string>
 #include <string_view>
 
-#include "supervisor/commands.h"
+#include "supervisor/cli/commands.h"
 
 namespace {
 

@@ -9,12 +9,14 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 #include <thread>
 #include <utility>
 #include <vector>
 
+#include "common/read_file.h"
 #include "tracer/mountinfo.h"
 #include "tracer/probe.h"
 
@@ -32,21 +34,6 @@ std::string unescapeMountField(const std::string& s) {
     } else {
       out.push_back(s[i]);
     }
-  }
-  return out;
-}
-
-Result<std::string> readSmallFile(const std::string& path) {
-  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (!fd) return errnoError("open " + path);
-  std::string out;
-  char buf[4096];
-  for (;;) {
-    ssize_t n = ::read(fd.get(), buf, sizeof(buf));
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return errnoError("read " + path);
-    if (n == 0) break;
-    out.append(buf, static_cast<size_t>(n));
   }
   return out;
 }
@@ -97,7 +84,7 @@ Result<CgroupMount> findMount(std::string_view fstype = "cgroup2",
 // Our cgroup in the hierarchy mounted at `m`, from the /proc/self/cgroup line
 // whose controller list is `controllers` ("" for the v2 line "0::").
 Result<std::string> ownCgroupIn(const CgroupMount& m, std::string_view controller) {
-  auto content = readSmallFile("/proc/self/cgroup");
+  auto content = readWholeFile("/proc/self/cgroup");
   if (!content) return content.error();
   std::istringstream in(*content);
   std::string line;
@@ -224,10 +211,10 @@ Status SessionCgroup::killEachProcess() {
   // Kill pid by pid until the list stays empty: a process may fork between our
   // read of cgroup.procs and its death, and its child lands in this cgroup too.
   for (int round = 0; round < 100; ++round) {
-    auto procs = readSmallFile(path_ + "/cgroup.procs");
+    auto procs = readWholeFile(path_ + "/cgroup.procs");
     if (!procs) return procs.error();
     for (const auto& child : children_) {
-      auto more = readSmallFile(path_ + "/" + child + "/cgroup.procs");
+      auto more = readWholeFile(path_ + "/" + child + "/cgroup.procs");
       if (more) *procs += "\n" + *more;
     }
     std::istringstream in(*procs);
@@ -244,7 +231,7 @@ Status SessionCgroup::killEachProcess() {
 }
 
 Result<bool> SessionCgroup::populated() {
-  auto events = readSmallFile(path_ + "/cgroup.events");
+  auto events = readWholeFile(path_ + "/cgroup.events");
   if (!events) return events.error();
   std::istringstream in(*events);
   std::string key;
@@ -290,6 +277,86 @@ PidsCgroupV1::~PidsCgroupV1() {
   // The tree was killed through the session cgroup; its processes may still
   // be exiting: rmdir succeeds once the last one is gone.
   for (int i = 0; i < 100 && ::rmdir(path_.c_str()) != 0 && errno == EBUSY; ++i) ::usleep(10000);
+}
+
+// ---- cgroup ids, the current cgroup2 directory, scratch cgroups ----
+
+Result<uint64_t> cgroupId(const std::string& path) {
+  // A cgroup2 directory's file handle is its kernfs id (FILEID_KERNFS).
+  alignas(file_handle) char buf[sizeof(file_handle) + sizeof(uint64_t)] = {};
+  auto* handle = reinterpret_cast<file_handle*>(buf);
+  handle->handle_bytes = sizeof(uint64_t);
+  int mount_id = 0;
+  if (name_to_handle_at(AT_FDCWD, path.c_str(), handle, &mount_id, 0) != 0)
+    return errnoError("name_to_handle_at " + path);
+  if (handle->handle_bytes != sizeof(uint64_t)) return Error{EINVAL, "no cgroup id for " + path};
+  uint64_t id = 0;
+  std::memcpy(&id, handle->f_handle, sizeof id);
+  return id;
+}
+
+Result<std::string> currentCgroup2Dir() {
+  std::ifstream mountinfo("/proc/self/mountinfo");
+  if (!mountinfo) return errnoError("open /proc/self/mountinfo");
+  std::string line, mount;
+  while (std::getline(mountinfo, line)) {
+    // "... <mount point> <options> [optional...] - <fstype> <source> ..."
+    auto dash = line.find(" - ");
+    if (dash == std::string::npos) continue;
+    std::istringstream tail(line.substr(dash + 3));
+    std::string fstype;
+    tail >> fstype;
+    if (fstype != "cgroup2") continue;
+    std::istringstream head(line.substr(0, dash));
+    std::string id, parent, devno, root, point;
+    head >> id >> parent >> devno >> root >> point;
+    mount = point;
+    break;
+  }
+  if (mount.empty()) return Error{ENOENT, "no cgroup2 mount in /proc/self/mountinfo"};
+
+  std::ifstream self_cg("/proc/self/cgroup");
+  if (!self_cg) return errnoError("open /proc/self/cgroup");
+  while (std::getline(self_cg, line)) {
+    if (line.rfind("0::", 0) == 0) {
+      std::string rel = line.substr(3);
+      if (rel.find("(deleted)") != std::string::npos)
+        return Error{ENOENT, "own cgroup2 directory was removed"};
+      return rel == "/" ? mount : mount + rel;
+    }
+  }
+  return Error{ENOENT, "no cgroup2 entry in /proc/self/cgroup"};
+}
+
+Result<ScratchCgroup> ScratchCgroup::create(const std::string& parent_dir,
+                                            const std::string& prefix) {
+  std::string path =
+      parent_dir + "/" + prefix + "-" + std::to_string(getpid()) + "-" + std::to_string(rand());
+  if (mkdir(path.c_str(), 0755) != 0) return errnoError("mkdir " + path);
+  UniqueFd fd(open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!fd) {
+    Error e = errnoError("open " + path);
+    rmdir(path.c_str());
+    return e;
+  }
+  return ScratchCgroup(std::move(path), std::move(fd));
+}
+
+ScratchCgroup::~ScratchCgroup() {
+  if (path_.empty()) return;
+  fd_.reset();
+  // Fails with EBUSY while a process is still inside; callers reap first.
+  rmdir(path_.c_str());
+}
+
+Status ScratchCgroup::addProcess(pid_t pid) const {
+  std::string procs = path_ + "/cgroup.procs";
+  UniqueFd fd(open(procs.c_str(), O_WRONLY | O_CLOEXEC));
+  if (!fd) return errnoError("open " + procs);
+  std::string text = std::to_string(pid);
+  if (write(fd.get(), text.data(), text.size()) != static_cast<ssize_t>(text.size()))
+    return errnoError("write " + procs);
+  return {};
 }
 
 }  // namespace sv::tracer

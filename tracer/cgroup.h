@@ -8,8 +8,11 @@
 // None of these functions is async-signal-safe except where noted.
 #pragma once
 
+#include <sys/types.h>
+
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "common/result.h"
@@ -101,6 +104,36 @@ class PidsCgroupV1 {
   PidsCgroupV1(std::string path, UniqueFd tasks) : path_(std::move(path)), tasks_(std::move(tasks)) {}
   std::string path_;
   UniqueFd tasks_;
+};
+
+// The id the kernel gives the cgroup2 directory `path`
+// (bpf_get_current_cgroup_id of its processes).
+Result<uint64_t> cgroupId(const std::string& path);
+
+// The cgroup2 directory of the calling process, found through
+// /proc/self/mountinfo and /proc/self/cgroup (never a hard-coded mount point).
+Result<std::string> currentCgroup2Dir();
+
+// A cgroup created under a parent and removed on destruction (after its
+// processes have exited). Used by the probe and the tests; the session's own
+// cgroup is managed elsewhere.
+class ScratchCgroup {
+ public:
+  static Result<ScratchCgroup> create(const std::string& parent_dir, const std::string& prefix);
+  ScratchCgroup(ScratchCgroup&& o) noexcept
+      : path_(std::exchange(o.path_, {})), fd_(std::move(o.fd_)) {}
+  ScratchCgroup& operator=(ScratchCgroup&&) = delete;
+  ~ScratchCgroup();
+
+  const std::string& path() const { return path_; }
+  int fd() const { return fd_.get(); }
+  // Moves a process in (writes cgroup.procs); pid 0 is the caller.
+  Status addProcess(pid_t pid) const;
+
+ private:
+  ScratchCgroup(std::string path, UniqueFd fd) : path_(std::move(path)), fd_(std::move(fd)) {}
+  std::string path_;
+  UniqueFd fd_;
 };
 
 }  // namespace sv::tracer

@@ -7,7 +7,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "tracer/kernel_abi.h"
+#include "common/kernel_abi.h"
 #include "tracer/probe.h"
 
 namespace sv::tracer {
@@ -112,6 +112,14 @@ int restrictSelf(int ruleset_fd) {
   if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return -errno;
   if (syscall(SYS_landlock_restrict_self, ruleset_fd, 0) != 0) return -errno;
   return 0;
+}
+
+bool landlockAccepts(uint64_t fs, uint64_t net, uint64_t scoped) {
+  abi::LandlockRulesetAttr attr{fs, net, scoped};
+  long fd = ::syscall(__NR_landlock_create_ruleset, &attr, sizeof attr, 0);
+  if (fd < 0) return false;
+  ::close(static_cast<int>(fd));
+  return true;
 }
 
 }  // namespace sv::tracer

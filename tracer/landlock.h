@@ -8,6 +8,7 @@
 // cgroup BPF programs, which can express CIDRs and ports.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -40,5 +41,9 @@ Result<UniqueFd> buildLandlockRuleset(const policy::LandlockPlan& plan, int abi,
 // calling thread. Async-signal-safe: raw syscalls only. Returns 0 or -errno.
 // The caller may close ruleset_fd afterwards.
 int restrictSelf(int ruleset_fd);
+
+// Whether the kernel accepts a ruleset that handles exactly these rights and
+// scopes (creates one and closes it): doctor lists each right this way.
+bool landlockAccepts(uint64_t fs, uint64_t net, uint64_t scoped);
 
 }  // namespace sv::tracer

@@ -1,7 +1,7 @@
 // mountinfoOnce(); see mountinfo.h.
 #include "tracer/mountinfo.h"
 
-#include "tracer/read_file.h"
+#include "common/read_file.h"
 
 namespace sv::tracer {
 

@@ -2,10 +2,12 @@
 #include "tracer/probe.h"
 
 #include <fcntl.h>
+#include <sched.h>
 #include <linux/audit.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <sys/ioctl.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -15,12 +17,14 @@
 #include <cstddef>
 #include <cstdlib>
 #include <cstring>
+#include <sstream>
 
+#include "common/read_file.h"
 #include "common/unique_fd.h"
 #include "tracer/cgroup.h"
-#include "tracer/kernel_abi.h"
+#include "common/kernel_abi.h"
 #include "tracer/landlock.h"
-#include "tracer/notify.h"
+#include "tracer/seccomp/notify.h"
 
 namespace sv::tracer {
 namespace {
@@ -210,6 +214,143 @@ HostFeatures probeHost() {
   probeCgroup(f);
   if (testDisabled("bpf")) f.notes.push_back(std::string("bpf: ") + kDisabledByTest);
   return f;
+}
+
+// ---- doctor's host questions ----
+
+namespace {
+
+// Trailing newline and spaces removed (procfs and securityfs files).
+std::string trimmed(std::string s) {
+  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
+  return s;
+}
+
+}  // namespace
+
+// "EPERM (Operation not permitted)": the errno name is what an operator greps
+// for.
+std::string errnoText(int err) {
+  const char *name = ::strerrorname_np(err);
+  return std::string(name ? name : std::to_string(err).c_str()) + " (" + std::strerror(err) + ")";
+}
+
+// securityfs is not mounted on every host. Mounting it on the host would
+// change the operator's mount table, so a child mounts it in a private mount
+// namespace, reads the file and reports through a pipe.
+Result<std::string> readSecurityFile(const std::string &name) {
+  const std::string path = "/sys/kernel/security/" + name;
+  if (auto direct = readWholeFile(path)) return trimmed(std::move(*direct));
+  int p[2];
+  if (::pipe2(p, O_CLOEXEC) != 0) return errnoError("pipe");
+  UniqueFd rd(p[0]), wr(p[1]);
+  pid_t pid = ::fork();
+  if (pid < 0) return errnoError("fork");
+  if (pid == 0) {
+    // Raw syscalls only: the parent may have threads.
+    int err = 0;
+    char buf[4096];
+    ssize_t n = 0;
+    if (::unshare(CLONE_NEWNS) != 0 ||
+        ::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0 ||
+        ::mount("securityfs", "/sys/kernel/security", "securityfs", 0, nullptr) != 0) {
+      err = errno;
+    } else {
+      int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+      if (fd < 0 || (n = ::read(fd, buf, sizeof buf)) < 0) {
+        err = errno;
+        n = 0;
+      }
+    }
+    if (::write(wr.get(), &err, sizeof err) != sizeof err) _exit(1);
+    if (n > 0 && ::write(wr.get(), buf, static_cast<size_t>(n)) != n) _exit(1);
+    _exit(0);
+  }
+  wr.reset();
+  std::string out;
+  char buf[4096];
+  for (;;) {
+    ssize_t n = ::read(rd.get(), buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    out.append(buf, static_cast<size_t>(n));
+  }
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (out.size() < sizeof(int)) return Error{0, "securityfs probe child died"};
+  int err = 0;
+  std::memcpy(&err, out.data(), sizeof err);
+  if (err != 0) return Error{err, "read " + path + " (private securityfs mount)"};
+  out.erase(0, sizeof err);
+  return trimmed(std::move(out));
+}
+
+namespace {
+
+// The LSM ids of include/uapi/linux/lsm.h.
+const char *lsmName(uint64_t id) {
+  switch (id) {
+    case 100:
+      return "capability";
+    case 101:
+      return "selinux";
+    case 102:
+      return "smack";
+    case 103:
+      return "tomoyo";
+    case 104:
+      return "apparmor";
+    case 105:
+      return "yama";
+    case 106:
+      return "loadpin";
+    case 107:
+      return "safesetid";
+    case 108:
+      return "lockdown";
+    case 109:
+      return "bpf";
+    case 110:
+      return "landlock";
+    case 111:
+      return "ima";
+    case 112:
+      return "evm";
+    case 113:
+      return "ipe";
+    default:
+      return nullptr;
+  }
+}
+
+// Linux 6.8; new syscalls share one number on every architecture.
+constexpr long kNrLsmListModules = 461;
+
+}  // namespace
+
+// Active LSMs: lsm_list_modules(2) where the kernel has it, else securityfs.
+Result<std::vector<std::string>> activeLsms(std::string *how) {
+  uint64_t ids[64];
+  uint32_t size = sizeof ids;
+  long n = ::syscall(kNrLsmListModules, ids, &size, 0);
+  if (n >= 0) {
+    *how = "lsm_list_modules(2)";
+    std::vector<std::string> out;
+    for (long i = 0; i < n; ++i) {
+      const char *name = lsmName(ids[i]);
+      out.push_back(name ? name : "lsm#" + std::to_string(ids[i]));
+    }
+    return out;
+  }
+  auto text = readSecurityFile("lsm");
+  if (!text) return text.error();
+  *how = "/sys/kernel/security/lsm";
+  std::vector<std::string> out;
+  std::stringstream ss(*text);
+  for (std::string item; std::getline(ss, item, ',');)
+    if (!item.empty()) out.push_back(item);
+  return out;
 }
 
 }  // namespace sv::tracer

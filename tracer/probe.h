@@ -18,6 +18,8 @@
 #include <string_view>
 #include <vector>
 
+#include "common/result.h"
+
 namespace sv::tracer {
 
 struct HostFeatures {
@@ -50,5 +52,19 @@ bool testDisabled(std::string_view feature);
 
 // The text probes report for a feature disabled by the test override.
 inline constexpr const char* kDisabledByTest = "unavailable (disabled by SUPERVISE_TEST_DISABLE)";
+
+// ---- the doctor's further questions (supervisor/host/host_report.cpp) ----
+
+// "EPERM (Operation not permitted)": the errno name is what an operator greps for.
+std::string errnoText(int err);
+
+// A securityfs file (/sys/kernel/security/<name>), trailing newline removed.
+// Where securityfs is not mounted, a child mounts it in a private mount
+// namespace to read it, so the operator's mount table never changes.
+Result<std::string> readSecurityFile(const std::string& name);
+
+// The active LSMs in boot order: lsm_list_modules(2) where the kernel has it,
+// else /sys/kernel/security/lsm. *how says which answered.
+Result<std::vector<std::string>> activeLsms(std::string* how);
 
 }  // namespace sv::tracer

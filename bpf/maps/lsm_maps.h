@@ -2,7 +2,7 @@
  *
  * Included by progs/lsm.bpf.c only, so the loader's view (skeleton names) and
  * the programs' view are read in one place. The policy tables are inner maps
- * the loader creates per policy version (tracer/lsm_policy_tables.cpp).
+ * the loader creates per policy version (tracer/bpf/lsm_policy_tables.cpp).
  */
 #pragma once
 

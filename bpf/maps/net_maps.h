@@ -5,7 +5,7 @@
  * .bpf.c that needs them must declare them extern instead of including this.
  *
  * One load serves every session of the host (ABI version 4): the maps are
- * pinned, and a session is a slot (tracer/bpf_shared.h). Its settings are
+ * pinned, and a session is a slot (tracer/bpf/bpf_shared.h). Its settings are
  * in sv_net_sessions, its cgroups in sv_net_cgroup_plans, its plans at
  * global indexes slot * SV_NET_MAX_PLANS + plan, its events in its own ring
  * buffer (sv_net_rings) and its counters in sv_net_stats.

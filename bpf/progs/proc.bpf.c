@@ -2,7 +2,7 @@
 /* proc.bpf.c: process tracking and the in-kernel exec re-check of a session.
  *
  * Three raw tracepoints, loaded and attached once per boot and shared by
- * every session (tracer/proc_tracker.cpp): each event is handled once per
+ * every session (tracer/bpf/proc_tracker.cpp): each event is handled once per
  * session whose cgroup (or below) the current task is in, the sessions being
  * the claimed slots of sv_proc_sessions:
  *   sched_process_fork  a new process of the tree (threads are skipped),

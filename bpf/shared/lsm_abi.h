@@ -1,5 +1,5 @@
 /* lsm_abi.h: the ABI between the BPF-LSM programs (bpf/progs/lsm.bpf.c) and
- * user space (policy/compile_lsm.*, tracer/lsm_filter.*).
+ * user space (policy/compile_lsm.*, tracer/bpf/lsm_filter.*).
  *
  * The compiled policy is a set of DFAs over path bytes, one per (profile,
  * operation), sharing one byte-class table: the kernel walks the path that

@@ -36,7 +36,7 @@
 
 /* Sessions one host-wide load serves at once (ABI version 4): the programs
  * are loaded once per boot and shared, each session claims a slot
- * (tracer/bpf_shared.h). A plan's index in the maps is global:
+ * (tracer/bpf/bpf_shared.h). A plan's index in the maps is global:
  * slot * SV_NET_MAX_PLANS + the session's own plan index. */
 #define SV_NET_MAX_SESSIONS 64
 #define SV_NET_MAX_GLOBAL_PLANS (SV_NET_MAX_SESSIONS * SV_NET_MAX_PLANS)

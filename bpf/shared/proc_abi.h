@@ -1,5 +1,5 @@
 /* proc_abi.h: the ABI between the process-tracking BPF programs and the C++
- * loader (tracer/proc_tracker.cpp).
+ * loader (tracer/bpf/proc_tracker.cpp).
  *
  * Plain C, fixed-width fields, explicit padding and a size assertion per
  * struct, included by progs/proc.bpf.c and by C++ alike (see net_abi.h for the
@@ -72,7 +72,7 @@ SV_PROC_STATIC_ASSERT(sizeof(struct sv_proc_approval) == 8 + 16 * SV_PROC_MAX_AP
 
 /* Sessions one host-wide load serves at once (ABI version 2): the programs
  * are loaded and attached once per boot and shared, each session claims a
- * slot (tracer/proc_tracker.cpp). */
+ * slot (tracer/bpf/proc_tracker.cpp). */
 #define SV_PROC_MAX_SESSIONS 64
 /* Bytes of each session's event ring buffer. */
 #define SV_PROC_RING_BYTES (1024 * 1024)

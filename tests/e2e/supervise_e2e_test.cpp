@@ -86,7 +86,7 @@
 #include <thread>
 #include <vector>
 
-#include "tracer/net_filter.h"
+#include "tracer/bpf/bpf_probes.h"
 
 extern char** environ;
 

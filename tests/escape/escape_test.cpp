@@ -43,7 +43,7 @@
 
 #include "tests/common/host_features.h"
 #include "tests/common/run_command.h"
-#include "tracer/net_filter.h"
+#include "tracer/bpf/bpf_probes.h"
 
 namespace sv::escape {
 namespace {

@@ -13,9 +13,9 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "supervisor/audit/formats.h"
-#include "supervisor/audit_event.h"
-#include "supervisor/process_info.h"
+#include "supervisor/audit/formats/formats.h"
+#include "supervisor/audit/audit_event.h"
+#include "supervisor/proc/process_info.h"
 
 namespace {
 

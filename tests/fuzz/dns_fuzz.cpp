@@ -1,4 +1,4 @@
-// libFuzzer entry for the DNS wire-format parser (supervisor/dns_message.h):
+// libFuzzer entry for the DNS wire-format parser (supervisor/net/dns_message.h):
 // it reads bytes a resolver chosen by the supervised tree sent, and what it
 // extracts widens the network allowlist. Properties for every input:
 //  - no out-of-bounds read, no UB, no endless pointer walk (ASan/UBSan/timeout);
@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <span>
 
-#include "supervisor/dns_message.h"
+#include "supervisor/net/dns_message.h"
 
 namespace {
 

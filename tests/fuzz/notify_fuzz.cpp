@@ -14,8 +14,8 @@
 #include <cstring>
 #include <vector>
 
-#include "supervisor/notify_decode.h"
-#include "tracer/seccomp_filter.h"
+#include "supervisor/notify/notify_decode.h"
+#include "tracer/seccomp/seccomp_filter.h"
 
 namespace {
 

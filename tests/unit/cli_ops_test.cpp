@@ -16,7 +16,7 @@
 #include "policy/engine.h"
 #include "policy/load.h"
 #include "supervisor/audit/limits.h"
-#include "supervisor/commands.h"
+#include "supervisor/cli/commands.h"
 #include "tests/unit/cli_test_util.h"
 
 namespace sv::supervisor {

@@ -9,8 +9,8 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "supervisor/commands.h"
-#include "supervisor/policy_args.h"
+#include "supervisor/cli/commands.h"
+#include "supervisor/cli/policy_args.h"
 #include "tests/unit/cli_test_util.h"
 
 namespace sv::supervisor {

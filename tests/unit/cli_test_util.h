@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "supervisor/commands.h"
+#include "supervisor/cli/commands.h"
 
 namespace sv::supervisor {
 

@@ -1,13 +1,13 @@
-// decodeCall() (supervisor/notify_decode.h): the user-notify decoder knows
+// decodeCall() (supervisor/notify/notify_decode.h): the user-notify decoder knows
 // every syscall the seccomp plan can send it, reads each argument from the
 // register the kernel does, and takes only the low half of an int argument.
-#include "supervisor/notify_decode.h"
+#include "supervisor/notify/notify_decode.h"
 
 #include <gtest/gtest.h>
 #include <linux/audit.h>
 #include <sys/syscall.h>
 
-#include "tracer/seccomp_filter.h"
+#include "tracer/seccomp/seccomp_filter.h"
 
 namespace sv::supervisor {
 namespace {

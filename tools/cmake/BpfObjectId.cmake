@@ -1,7 +1,7 @@
 # cmake -DOBJECT=<x.bpf.o> -DNAME=<name> -DOUT=<header> -P BpfObjectId.cmake
 #
 # Writes <name>.object_id.h: the first 64 bits of the object's SHA-256, which
-# name its shared pin directory (tracer/bpf_shared.h). Computed here once
+# name its shared pin directory (tracer/bpf/bpf_shared.h). Computed here once
 # rather than by hashing the embedded object at every session start.
 file(SHA256 ${OBJECT} hash)
 string(SUBSTRING ${hash} 0 16 id)

@@ -1,6 +1,6 @@
-// Keeper links (tracer/bpf_keepers.h): pinned for the boot, attached to an
+// Keeper links (tracer/bpf/bpf_keepers.h): pinned for the boot, attached to an
 // empty cgroup of their own, recreated when someone removed that cgroup.
-#include "tracer/bpf_keepers.h"
+#include "tracer/bpf/bpf_keepers.h"
 
 #include <bpf/bpf.h>
 #include <gtest/gtest.h>

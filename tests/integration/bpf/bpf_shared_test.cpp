@@ -1,6 +1,6 @@
 // bpf_shared.h's building blocks: the pin name a build gets, a claim's owner
 // check, and the slot ring buffers of a map-of-maps (root: BPF maps).
-#include "tracer/bpf_shared.h"
+#include "tracer/bpf/bpf_shared.h"
 
 #include <bpf/bpf.h>
 #include <gtest/gtest.h>

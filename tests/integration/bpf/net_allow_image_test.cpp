@@ -7,7 +7,7 @@
 #include <cstring>
 
 #include "shared/net_abi.h"
-#include "tracer/net_filter.h"
+#include "tracer/bpf/net_filter.h"
 
 namespace sv::tracer {
 namespace {

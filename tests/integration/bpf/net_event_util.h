@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "tracer/net_filter.h"
+#include "tracer/bpf/net_filter.h"
 
 namespace sv::tracer::testing {
 

@@ -6,7 +6,9 @@
 // (198.51.100.1 / 2001:db8:5::1 on a veth, no default route); the child runs
 // in a second namespace on the other end of the veth, so even a policy bug can
 // reach nothing but that test host.
-#include "tracer/net_filter.h"
+#include "tracer/bpf/net_filter.h"
+#include "tracer/bpf/bpf_probes.h"
+#include "tracer/cgroup.h"
 
 #include <arpa/inet.h>
 #include <fcntl.h>

@@ -1,6 +1,6 @@
 // supervise doctor / status: the capability matrix on synthetic hosts, config
 // discovery in temp dirs, and the real probes and binary on this host.
-#include "supervisor/doctor.h"
+#include "supervisor/cli/doctor_report.h"
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>

@@ -1,7 +1,7 @@
 // LsmBackend's pure parts, no kernel needed: the backend knob, the seccomp
 // plan of a bpf-lsm session (which syscalls still go to user-notify), and
 // the audit fields of an LSM decision.
-#include "supervisor/lsm_backend.h"
+#include "supervisor/session/lsm_backend.h"
 
 #include <gtest/gtest.h>
 #include <sys/socket.h>

@@ -44,10 +44,11 @@
 
 #include "policy/compile.h"
 #include "policy/load.h"
-#include "tracer/kernel_abi.h"
-#include "tracer/lsm_filter.h"
-#include "tracer/seccomp_programs.h"
-#include "tracer/net_filter.h"
+#include "common/kernel_abi.h"
+#include "tracer/bpf/lsm_filter.h"
+#include "tracer/seccomp/seccomp_programs.h"
+#include "tracer/bpf/net_filter.h"
+#include "tracer/cgroup.h"
 
 namespace fs = std::filesystem;
 using namespace sv;

@@ -7,7 +7,7 @@
 // these tests skip there with the probe's reason; tools/vm/run runs them in
 // a guest kernel with `bpf` in lsm= and sets SV_REQUIRE_BPF_LSM=1, which
 // turns the skip into a failure (the `vm` CTest test).
-#include "tracer/lsm_filter.h"
+#include "tracer/bpf/lsm_filter.h"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -36,7 +36,8 @@
 #include "policy/engine.h"
 #include "policy/load.h"
 #include "tests/integration/lsm/lsm_test_util.h"
-#include "tracer/net_filter.h"  // ScratchCgroup, currentCgroup2Dir
+#include "tracer/bpf/net_filter.h"
+#include "tracer/cgroup.h"  // ScratchCgroup, currentCgroup2Dir
 
 namespace sv::tracer {
 namespace {

@@ -18,7 +18,7 @@
 #include "policy/engine.h"
 #include "tests/unit/lsm_path_gen.h"
 #include "tests/unit/policy_test_util.h"
-#include "tracer/lsm_filter.h"
+#include "tracer/bpf/lsm_filter.h"
 
 namespace sv::tracer {
 namespace {

@@ -11,7 +11,7 @@
 #include <string>
 #include <utility>
 
-#include "tracer/lsm_filter.h"
+#include "tracer/bpf/lsm_filter.h"
 
 namespace sv::lsm_test {
 

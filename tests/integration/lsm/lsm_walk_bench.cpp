@@ -16,7 +16,7 @@
 
 #include "policy/compile.h"
 #include "policy/load.h"
-#include "tracer/lsm_filter.h"
+#include "tracer/bpf/lsm_filter.h"
 
 using namespace sv;
 

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "policy/compile.h"
-#include "supervisor/dns_allow.h"
+#include "supervisor/net/dns_allow.h"
 #include "../../unit/policy_test_util.h"
 
 namespace sv::supervisor {

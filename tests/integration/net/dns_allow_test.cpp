@@ -11,7 +11,7 @@
 // Topology: dns_test_host.h. The child and the proxy sockets are in the
 // client namespace C (the test thread stays there while a test runs, as
 // supervise would).
-#include "supervisor/dns_allow.h"
+#include "supervisor/net/dns_allow.h"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -33,7 +33,9 @@
 #include <thread>
 #include <vector>
 
-#include "supervisor/dns_message.h"
+#include "supervisor/net/dns_message.h"
+#include "tracer/bpf/bpf_probes.h"
+#include "tracer/cgroup.h"
 #include "../bpf/net_event_util.h"
 #include "dns_test_host.h"
 

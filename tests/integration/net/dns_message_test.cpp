@@ -2,7 +2,7 @@
 // question name, and that malformed input (bad pointers, overruns, loops)
 // is refused instead of read out of bounds. tests/fuzz/dns_fuzz.cpp covers
 // the same parser with generated input.
-#include "supervisor/dns_message.h"
+#include "supervisor/net/dns_message.h"
 
 #include <gtest/gtest.h>
 

@@ -3,7 +3,7 @@
 // fork/exec/exit events (pids, parent, argv, the binary's identity), and the
 // exec re-check's verdicts by the child's exit status: an approved binary
 // runs, anything else dies of SIGKILL before printing a byte.
-#include "tracer/proc_tracker.h"
+#include "tracer/bpf/proc_tracker.h"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -23,7 +23,7 @@
 #include <thread>
 #include <vector>
 
-#include "tracer/net_filter.h"  // ScratchCgroup, currentCgroup2Dir
+#include "tracer/cgroup.h"  // ScratchCgroup, currentCgroup2Dir
 
 extern char** environ;
 

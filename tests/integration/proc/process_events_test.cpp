@@ -2,7 +2,7 @@
 // events in, the table's records and the audit lines (read back from a file
 // sink) out. Covers what the real runs can't force on demand: a re-check
 // kill, audit mode, pid reuse, the bound on exited processes.
-#include "supervisor/process_events.h"
+#include "supervisor/proc/process_events.h"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "common/unique_fd.h"
-#include "tracer/exec_file_id.h"
+#include "tracer/bpf/exec_file_id.h"
 
 namespace sv::supervisor {
 namespace {

@@ -3,7 +3,7 @@
 // kernel's parent-death signal follows that thread); a handle dropped before
 // the start leaves the command unrun; a set-up failure before the exec is
 // reported with the child's exit code.
-#include "supervisor/launcher.h"
+#include "supervisor/session/launcher.h"
 
 #include <fcntl.h>
 #include <linux/filter.h>

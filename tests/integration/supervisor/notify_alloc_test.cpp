@@ -13,13 +13,13 @@
 #include "policy/engine.h"
 #include "tests/common/count_allocations.h"
 #include "policy/load.h"
-#include "supervisor/audit_log.h"
-#include "supervisor/notify_handler.h"
+#include "supervisor/audit/audit_log.h"
+#include "supervisor/notify/notify_handler.h"
 #include "test_util.h"
 #include "tracer/fd_passing.h"
-#include "tracer/notify.h"
+#include "tracer/seccomp/notify.h"
 #include "tracer/probe.h"
-#include "tracer/seccomp_filter.h"
+#include "tracer/seccomp/seccomp_filter.h"
 
 using sv::testing::g_allocations;
 using sv::testing::g_counting;

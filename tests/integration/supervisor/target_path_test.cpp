@@ -1,7 +1,7 @@
 // openFollowingSymlinks(): the kernel follows plain symlinks for the exec
 // fast path, but never a magic link, and never hands back a procfs object
 // (whose "self" would have named the supervisor, not the target).
-#include "supervisor/target_path.h"
+#include "supervisor/notify/target_path.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>

@@ -1,6 +1,6 @@
 // User-notify end to end: a filtered child, the listener passed to the parent
 // over a socketpair, the parent answering (errno, ADDFD, CONTINUE).
-#include "tracer/notify.h"
+#include "tracer/seccomp/notify.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -15,8 +15,8 @@
 #include "test_util.h"
 #include "tracer/fd_passing.h"
 #include "tracer/probe.h"
-#include "tracer/seccomp_filter.h"
-#include "tracer/target_memory.h"
+#include "tracer/seccomp/seccomp_filter.h"
+#include "tracer/seccomp/target_memory.h"
 
 namespace sv::tracer {
 namespace {

@@ -1,6 +1,6 @@
 // The seccomp filter in a forked child: denied syscalls, clone3 → ENOSYS,
 // user namespaces, personality, and foreign ABIs killing the process.
-#include "tracer/seccomp_filter.h"
+#include "tracer/seccomp/seccomp_filter.h"
 
 #include <asm/unistd.h>
 #include <fcntl.h>

@@ -1,12 +1,12 @@
 // The filters compiled into supervise are the ones buildSeccompFilter()
 // makes now, for every plan, and a plan's index names that plan.
-#include "tracer/seccomp_programs.h"
+#include "tracer/seccomp/seccomp_programs.h"
 
 #include <gtest/gtest.h>
 
 #include <cstring>
 
-#include "tracer/seccomp_filter.h"
+#include "tracer/seccomp/seccomp_filter.h"
 
 namespace sv::tracer {
 namespace {

@@ -1,7 +1,7 @@
 // readTargetMemory/readTargetString against our own address space (the same
 // process_vm_readv path as for a child), including a string that ends at an
 // unmapped page.
-#include "tracer/target_memory.h"
+#include "tracer/seccomp/target_memory.h"
 
 #include <sys/mman.h>
 

@@ -15,7 +15,7 @@
 #include <random>
 #include <thread>
 
-#include "supervisor/audit_log.h"
+#include "supervisor/audit/audit_log.h"
 #include "tests/common/count_allocations.h"
 #include "tests/unit/audit/audit_samples.h"
 #include "tests/unit/audit/legacy_encoder.h"

@@ -11,7 +11,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "supervisor/audit_log.h"
+#include "supervisor/audit/audit_log.h"
 #include "tests/unit/audit/audit_samples.h"
 
 using namespace sv::supervisor;

@@ -1,5 +1,5 @@
 // encodeEvent(): the native schema 1.2 as docs/audit-events.md describes it.
-#include "supervisor/audit_event.h"
+#include "supervisor/audit/audit_event.h"
 
 
 #include <fcntl.h>

@@ -6,7 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "supervisor/audit/formats.h"
+#include "supervisor/audit/formats/formats.h"
 
 namespace sv::supervisor {
 namespace {

@@ -1,5 +1,5 @@
 // AuditLog: sinks, gap-free seq, non-blocking writes and drop accounting.
-#include "supervisor/audit_log.h"
+#include "supervisor/audit/audit_log.h"
 #include "tests/unit/audit/audit_test_util.h"
 
 #include <fcntl.h>

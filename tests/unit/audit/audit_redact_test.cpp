@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "policy/load.h"
-#include "supervisor/audit/formats.h"
+#include "supervisor/audit/formats/formats.h"
 #include "supervisor/audit/policy_json.h"
 #include "tests/unit/audit/audit_test_util.h"
 

@@ -6,7 +6,7 @@
 
 #include <cerrno>
 
-#include "supervisor/audit_event.h"
+#include "supervisor/audit/audit_event.h"
 
 namespace sv::supervisor::samples {
 

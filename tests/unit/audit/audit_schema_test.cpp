@@ -13,7 +13,7 @@
 
 #include "policy/load.h"
 #include "supervisor/audit/policy_json.h"
-#include "supervisor/audit_log.h"
+#include "supervisor/audit/audit_log.h"
 
 namespace sv::supervisor {
 namespace {

@@ -25,7 +25,7 @@
 #include "supervisor/audit/sinks/net_transport.h"
 #include "supervisor/audit/sinks/spool.h"
 #include "supervisor/audit/sinks/syslog_frame.h"
-#include "supervisor/audit_log.h"
+#include "supervisor/audit/audit_log.h"
 #include "tests/unit/audit/audit_test_util.h"
 #include "tests/unit/audit/syslog_parse.h"
 

@@ -9,7 +9,7 @@
 #include <string>
 
 #include "common/result.h"
-#include "supervisor/audit_event.h"
+#include "supervisor/audit/audit_event.h"
 #include "tests/common/run_command.h"
 
 namespace sv::test {

@@ -1,5 +1,5 @@
 // readProcessInfo() and ProcessCache against real processes.
-#include "supervisor/process_info.h"
+#include "supervisor/proc/process_info.h"
 
 #include <gtest/gtest.h>
 #include <limits.h>

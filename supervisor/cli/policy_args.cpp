@@ -1,0 +1,101 @@
+// PolicyArgs and loadPolicy() (see policy_args.h).
+#include "supervisor/cli/policy_args.h"
+
+#include <fcntl.h>
+#include <pwd.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <cerrno>
+
+#include "common/read_file.h"
+#include "policy/path.h"
+
+extern char** environ;
+
+namespace sv::supervisor {
+
+void PolicyArgs::addTo(CLI::App& app) {
+  app.add_option("-p,--policy", policy_file, "policy file (JSON), layered on the preset");
+  app.add_option("--preset", preset,
+                 "base preset: code-sandbox (default), audit-only, strict, none");
+  app.add_option("-o,--set", overrides,
+                 "override a policy key: key=value, or key+=value to append to a list "
+                 "(e.g. -o network.mode=none -o filesystem.writableRoots+=/data)")
+      ->allow_extra_args(false);  // one value per -o, so `--` still starts the command
+  app.add_option("--workspace", workspace, "the workspace relative rules refer to (default: cwd)");
+}
+
+Result<std::string> readTextFile(const std::string& path) {
+  auto text = readWholeFile(path, kMaxPolicyFileBytes);
+  if (text) return text;
+  if (text.error().code == EFBIG)
+    return Error{EFBIG, "read policy file " + path + ": larger than " +
+                            std::to_string(kMaxPolicyFileBytes >> 20) + " MiB"};
+  return Error{text.error().code, "read policy file " + path};
+}
+
+std::map<std::string, std::string> superviseEnv() {
+  std::map<std::string, std::string> env;
+  for (char** e = environ; e && *e; ++e) {
+    std::string_view kv = *e;
+    if (!kv.starts_with("SUPERVISE_")) continue;
+    size_t eq = kv.find('=');
+    if (eq == std::string_view::npos) continue;
+    env.emplace(std::string(kv.substr(0, eq)), std::string(kv.substr(eq + 1)));
+  }
+  return env;
+}
+
+namespace {
+
+Result<std::string> currentDir() {
+  std::string buf(4096, '\0');
+  if (!::getcwd(buf.data(), buf.size())) return errnoError("getcwd");
+  buf.resize(std::char_traits<char>::length(buf.c_str()));
+  return buf;
+}
+
+std::string homeDir() {
+  if (const char* h = std::getenv("HOME"); h && *h == '/') return h;
+  struct passwd pw {};
+  struct passwd* out = nullptr;
+  std::string buf(16384, '\0');
+  if (::getpwuid_r(::getuid(), &pw, buf.data(), buf.size(), &out) == 0 && out && out->pw_dir) {
+    return out->pw_dir;
+  }
+  return "";
+}
+
+}  // namespace
+
+Result<policy::LoadRequest> makeLoadRequest(const PolicyArgs& args) {
+  policy::LoadRequest req;
+  auto cwd = currentDir();
+  if (!cwd) return cwd.error();
+  req.workspace = args.workspace.empty() ? *cwd : policy::normalizePath(*cwd, args.workspace);
+  req.home = homeDir();
+  req.env = superviseEnv();
+  // SUPERVISE_PRESET, when set, still wins (load() applies it): the
+  // environment is the top layer, so an operator can pin a floor for a CI job.
+  if (!args.preset.empty()) req.preset = args.preset;
+  req.overrides = args.overrides;
+  if (!args.policy_file.empty()) {
+    auto text = readTextFile(args.policy_file);
+    if (!text) return text.error();
+    req.files.push_back({args.policy_file, std::move(*text)});
+  }
+  return req;
+}
+
+Result<std::shared_ptr<const policy::Policy>> loadPolicy(const PolicyArgs& args,
+                                                         std::vector<policy::Diagnostic>* diags) {
+  auto req = makeLoadRequest(args);
+  if (!req) return req.error();
+  policy::LoadResult res = policy::load(*req);
+  if (diags) diags->insert(diags->end(), res.diagnostics.begin(), res.diagnostics.end());
+  if (!res.ok()) return Error{0, "invalid policy"};
+  return res.policy;
+}
+
+}  // namespace sv::supervisor

@@ -1,0 +1,166 @@
+// The feature matrix (see feature_matrix.h).
+#include "supervisor/host/feature_matrix.h"
+
+namespace sv::supervisor {
+namespace {
+
+using policy::NetworkMode;
+
+bool anyDenyGlobs(const policy::FilesystemRules &fs) {
+  return !fs.deny_read.empty() || !fs.deny_write.empty();
+}
+bool anyExecRules(const policy::ExecRules &e) {
+  return !e.allow.empty() || !e.deny.empty() || !e.switches.empty();
+}
+
+std::string why(const HostCaps &c, const std::string &key, const std::string &what) {
+  auto it = c.why.find(key);
+  return what + ": " + (it == c.why.end() || it->second.empty() ? "unavailable" : it->second);
+}
+
+}  // namespace
+
+std::vector<FeatureRow> featureMatrix(const HostCaps &c, const policy::Policy &p) {
+  const bool notify = c.seccomp_notify && c.notify_addfd;
+  const bool landlock = c.landlock_abi > 0;
+  // The network filter reports through a ring buffer: it can't load without
+  // one.
+  const bool net_bpf = c.cgroup_writable && c.cgroup_sock_addr && c.bpf_ringbuf;
+  // `--backend auto` (the default) takes bpf-lsm where the BPF LSM is active
+  // and its programs load (lsm_backend.h); the rows below then name it.
+  const bool lsm = c.bpf_lsm_loadable && c.bpf_lsm_active;
+
+  bool deny_globs = anyDenyGlobs(p.filesystem), exec_rules = anyExecRules(p.exec);
+  for (const auto &[name, prof] : p.profiles) {
+    deny_globs |= anyDenyGlobs(prof.filesystem);
+    exec_rules |= anyExecRules(prof.exec);
+  }
+  const NetworkMode mode = p.network.mode.value_or(NetworkMode::All);
+
+  std::vector<FeatureRow> rows;
+  auto row = [&](std::string id, std::string label, bool used, bool ok, std::string backend,
+                 std::string good, std::string bad) {
+    rows.push_back({std::move(id), std::move(label), used, ok, ok ? std::move(backend) : "",
+                    ok ? std::move(good) : std::move(bad)});
+  };
+  rows.push_back({"backend", "backend (--backend auto)", true, true, lsm ? "bpf-lsm" : "host",
+                  lsm ? "files, exec and connect decided by BPF LSM programs in the kernel "
+                        "(if every hook's program loads; else host); user-notify keeps link, "
+                        "utimes and xattr calls"
+                      : "Landlock + seccomp user-notify + cgroup-bpf, because " +
+                            why(c, "bpf_lsm", "bpf-lsm")});
+  // The session refuses to start without these, whatever the policy says.
+  row("process_tree", "process tree containment", true, c.cgroup_writable, "cgroup",
+      c.cgroup_kill ? "session cgroup, killed with cgroup.kill"
+                    : "session cgroup, killed pid by pid (no cgroup.kill)",
+      why(c, "cgroup", "session cgroup"));
+  row("syscall_mediation", "syscall mediation", true, notify, "seccomp-notify",
+      "write opens and execs decided in user space, fds injected with ADDFD",
+      why(c, "seccomp_notify", "seccomp user-notify with ADDFD"));
+  if (lsm) {
+    // What bpf-lsm decides in the kernel, each with no round trip.
+    row("file_roots", "file roots", true, true, "bpf-lsm",
+        "read/write roots decided per open and path change by BPF LSM hooks", "");
+    row("deny_globs", "deny globs", deny_globs, true, "bpf-lsm",
+        "globs matched in the kernel against compiled tables, later files included", "");
+    row("exec_rules", "exec rules", exec_rules, true, "bpf-lsm",
+        "bprm_check_security decides the final binary", "");
+    row("profiles", "profiles", !p.profiles.empty(), true, "bpf-lsm",
+        "profile id in task storage, switched on exec, inherited on fork", "");
+  } else {
+    row("file_roots", "file roots", true, landlock, "landlock",
+        "read/write roots in the kernel (ABI " + std::to_string(c.landlock_abi) + ")",
+        why(c, "landlock", "Landlock"));
+    row("deny_globs", "deny globs", deny_globs, notify && landlock, "seccomp-notify",
+        "globs inside allowed roots decided per open; Landlock is the floor",
+        !notify ? why(c, "seccomp_notify", "seccomp user-notify")
+                : why(c, "landlock", "Landlock (the floor under raced decisions)"));
+    row("exec_rules", "exec rules", exec_rules, notify && landlock, "seccomp-notify",
+        "execve/execveat decided in user space; Landlock EXECUTE on the roots",
+        !notify ? why(c, "seccomp_notify", "seccomp user-notify") : why(c, "landlock", "Landlock"));
+    row("profiles", "profiles", !p.profiles.empty(), notify, "seccomp-notify",
+        "profile switched on exec, tracked per process by the supervisor",
+        why(c, "seccomp_notify", "seccomp user-notify"));
+  }
+  const std::string net_bad = !c.cgroup_writable ? why(c, "cgroup", "session cgroup")
+                              : !c.cgroup_sock_addr
+                                  ? why(c, "cgroup_sock_addr", "cgroup socket hooks")
+                                  : why(c, "ringbuf", "BPF ring buffer");
+  row("network.none", "network: none", mode == NetworkMode::None, net_bpf, "cgroup-bpf",
+      "every socket connect/sendmsg refused in the kernel", net_bad);
+  row("network.localhost", "network: localhost", mode == NetworkMode::Localhost, net_bpf,
+      "cgroup-bpf", "loopback only, decided in the kernel", net_bad);
+  row("network.allowlist", "network: allowlist", mode == NetworkMode::Allowlist, net_bpf,
+      "cgroup-bpf", "LPM trie of CIDR:port, domains resolved at start", net_bad);
+  rows.push_back({"network.all", "network: all", mode == NetworkMode::All, true, "none needed",
+                  "no network filter is loaded"});
+  const bool net_events = mode == NetworkMode::All || c.bpf_ringbuf;
+  row("audit", "audit events", true, notify && net_events,
+      mode == NetworkMode::All ? "seccomp-notify" : "seccomp-notify + cgroup-bpf",
+      std::string(p.mode == policy::Mode::Audit ? "mode audit: would-deny recorded, nothing "
+                                                  "enforced; "
+                                                : "") +
+          "file/exec decisions from the notify path" +
+          (mode == NetworkMode::All ? "" : ", network decisions from the BPF ring buffer"),
+      !notify ? why(c, "seccomp_notify", "seccomp user-notify")
+              : why(c, "ringbuf", "BPF ring buffer"));
+  return rows;
+}
+
+HostCaps sessionHostCaps(const SessionSetup &setup) {
+  const tracer::HostFeatures &host = setup.host;
+  HostCaps c;
+  auto note = [&host](std::string_view prefix, const char *fallback) {
+    for (const auto &n : host.notes)
+      if (n.starts_with(prefix)) return n.substr(prefix.size());
+    return std::string(fallback);
+  };
+  c.seccomp_notify = host.seccomp_notify && setup.seccomp_filter;
+  // ADDFD|SEND is confirmed on the listener after launch; a session that
+  // lacks it stops there (session.cpp), so one that runs has it.
+  c.notify_addfd = host.notify_addfd;
+  if (!c.seccomp_notify) c.why["seccomp_notify"] = note("seccomp-notify: ", "unavailable");
+  c.landlock_abi = setup.landlock_ruleset ? host.landlock_abi : 0;
+  if (!c.landlock_abi) c.why["landlock"] = note("landlock: ", "unavailable");
+  c.cgroup2 = !host.cgroup2_mount.empty();
+  c.cgroup_writable = setup.cgroup_dir_fd >= 0;
+  if (!c.cgroup_writable)
+    c.why["cgroup"] = setup.cgroup_error.empty() ? note("cgroup: ", "unavailable")
+                                                 : setup.cgroup_error;
+  // The session probe leaves cgroup_kill unknown; the session's cgroup has
+  // the file or not (one faccessat).
+  c.cgroup_kill = c.cgroup_writable &&
+                  ::faccessat(setup.cgroup_dir_fd, "cgroup.kill", F_OK, 0) == 0;
+  const std::string not_tried = "not tried: the policy needs no network filter";
+  c.cgroup_sock_addr = setup.net_filter;
+  c.bpf_ringbuf = setup.net_filter || setup.proc_tracker;
+  if (!setup.net_filter) c.why["cgroup_sock_addr"] = setup.net_needed ? setup.net_error : not_tried;
+  if (!c.bpf_ringbuf)
+    c.why["ringbuf"] = setup.net_needed ? setup.net_error : "not tried in this session";
+  c.bpf_tracepoint = setup.proc_tracker;
+  c.bpf_lsm_active = c.bpf_lsm_loadable = setup.bpf_lsm;
+  if (!setup.bpf_lsm)
+    c.why["bpf_lsm"] = "not loaded in this session (`supervise doctor` probes it)";
+  return c;
+}
+
+nlohmann::json featureRowsJson(const std::vector<FeatureRow> &rows) {
+  nlohmann::json features = nlohmann::json::array();
+  for (const auto &r : rows)
+    features.push_back(
+        {{"id", r.id},
+         {"label", r.label},
+         {"used", r.used},
+         {"enforceable", r.enforceable},
+         {"backend", r.backend.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.backend)},
+         {"detail", r.detail}});
+  return features;
+}
+
+bool fullyEnforceable(const std::vector<FeatureRow> &rows) {
+  for (const auto &r : rows)
+    if (r.used && !r.enforceable) return false;
+  return true;
+}
+
+}  // namespace sv::supervisor

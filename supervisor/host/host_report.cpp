@@ -1,0 +1,260 @@
+// The doctor's host report (see host_report.h).
+#include "supervisor/host/host_report.h"
+
+#include <linux/btf.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <utility>
+
+#include "common/kernel_abi.h"
+#include "common/proc_status.h"
+#include "common/read_file.h"
+#include "tracer/bpf/bpf_probes.h"
+#include "tracer/bpf/libbpf_log.h"
+#include "tracer/landlock.h"
+#include "tracer/probe.h"
+
+namespace sv::supervisor {
+namespace {
+
+// ---- Landlock: one ruleset per right, so the list is what the kernel accepts ----
+
+struct NamedBit {
+  uint64_t bit;
+  const char *name;
+};
+
+constexpr NamedBit kFsRights[] = {
+    {tracer::abi::kFsExecute, "EXECUTE"},      {tracer::abi::kFsWriteFile, "WRITE_FILE"},
+    {tracer::abi::kFsReadFile, "READ_FILE"},   {tracer::abi::kFsReadDir, "READ_DIR"},
+    {tracer::abi::kFsRemoveDir, "REMOVE_DIR"}, {tracer::abi::kFsRemoveFile, "REMOVE_FILE"},
+    {tracer::abi::kFsMakeChar, "MAKE_CHAR"},   {tracer::abi::kFsMakeDir, "MAKE_DIR"},
+    {tracer::abi::kFsMakeReg, "MAKE_REG"},     {tracer::abi::kFsMakeSock, "MAKE_SOCK"},
+    {tracer::abi::kFsMakeFifo, "MAKE_FIFO"},   {tracer::abi::kFsMakeBlock, "MAKE_BLOCK"},
+    {tracer::abi::kFsMakeSym, "MAKE_SYM"},     {tracer::abi::kFsRefer, "REFER"},
+    {tracer::abi::kFsTruncate, "TRUNCATE"},    {tracer::abi::kFsIoctlDev, "IOCTL_DEV"},
+};
+constexpr NamedBit kNetRights[] = {{1ULL << 0, "BIND_TCP"}, {1ULL << 1, "CONNECT_TCP"}};
+constexpr NamedBit kScopes[] = {{tracer::abi::kScopeAbstractUnixSocket, "ABSTRACT_UNIX_SOCKET"},
+                                {tracer::abi::kScopeSignal, "SIGNAL"}};
+
+// Capability numbers worth naming for a supervisor (linux/capability.h).
+constexpr std::pair<int, const char *> kNamedCaps[] = {
+    {8, "CAP_SETPCAP"},    {12, "CAP_NET_ADMIN"}, {19, "CAP_SYS_PTRACE"},
+    {21, "CAP_SYS_ADMIN"}, {38, "CAP_PERFMON"},   {39, "CAP_BPF"},
+};
+
+void add(HostReport &r, std::string id, std::string label, CheckState state, std::string value,
+         std::string detail = "") {
+  r.checks.push_back({std::move(id), std::move(label), state, std::move(value), std::move(detail)});
+}
+
+CheckState okIf(bool b) { return b ? CheckState::Ok : CheckState::Missing; }
+
+std::string joined(const std::vector<std::string> &v, const char *sep = " ") {
+  std::string out;
+  for (const auto &s : v) out += (out.empty() ? "" : sep) + s;
+  return out;
+}
+
+void probeBpf(HostReport &r) {
+  HostCaps &c = r.caps;
+  if (tracer::testDisabled("bpf")) {
+    for (const char *what : {"cgroup_sock_addr", "ringbuf", "tracepoint", "bpf_lsm"})
+      c.why[what] = tracer::kDisabledByTest;
+    add(r, "bpf.cgroup_sock_addr", "BPF cgroup socket hooks", CheckState::Missing, "no",
+        tracer::kDisabledByTest);
+    add(r, "bpf.ringbuf", "BPF ring buffer", CheckState::Missing, "no", tracer::kDisabledByTest);
+    add(r, "bpf.tracepoint", "BPF tracepoints", CheckState::Missing, "no", tracer::kDisabledByTest);
+    add(r, "bpf.lsm_loadable", "BPF LSM program loads", CheckState::Missing, "no",
+        tracer::kDisabledByTest);
+    return;
+  }
+  // libbpf prints its own warnings; a probe's refusal is reported by us instead.
+  std::string discarded;
+  tracer::ScopedLibbpfLog quiet(&discarded);
+
+  std::string detail;
+  auto sock = tracer::probeCgroupSockAddr(&detail);
+  c.cgroup_sock_addr = sock.ok() && *sock;
+  if (!sock.ok()) detail = "probe could not run: " + sock.error().message();
+  if (!c.cgroup_sock_addr) c.why["cgroup_sock_addr"] = detail;
+  add(r, "bpf.cgroup_sock_addr", "BPF cgroup socket hooks", okIf(c.cgroup_sock_addr),
+      c.cgroup_sock_addr ? "yes" : "no",
+      c.cgroup_sock_addr ? "cgroup/connect4 loaded and attached to a scratch cgroup" : detail);
+
+  // A real ring buffer of one page, like the network filter's event channel.
+  const std::string rb_error = tracer::probeRingbuf();
+  c.bpf_ringbuf = rb_error.empty();
+  std::string rb_detail = c.bpf_ringbuf ? "BPF_MAP_CREATE ringbuf (one page)" : rb_error;
+  if (!c.bpf_ringbuf) c.why["ringbuf"] = rb_detail;
+  add(r, "bpf.ringbuf", "BPF ring buffer", okIf(c.bpf_ringbuf), c.bpf_ringbuf ? "yes" : "no",
+      rb_detail);
+
+  // Tracepoints: the classic type via libbpf's probe, then raw_tp and tp_btf
+  // attached for real (tp_btf is what the exec re-check would use).
+  int tp = libbpf_probe_bpf_prog_type(BPF_PROG_TYPE_TRACEPOINT, nullptr);
+  std::string raw = tracer::loadAndAttachRawTp();
+  std::string btf =
+      tracer::loadAndAttachBtfProg(BPF_PROG_TYPE_TRACING, BPF_TRACE_RAW_TP, "btf_trace_sched_process_exec",
+                           BTF_KIND_TYPEDEF, "tp_btf/sched_process_exec");
+  c.bpf_tracepoint = tp == 1 || raw.empty();
+  std::string tp_detail = std::string("tracepoint: ") + (tp == 1 ? "ok" : "refused") +
+                          "; raw_tp: " + (raw.empty() ? "ok" : raw) +
+                          "; tp_btf: " + (btf.empty() ? "ok" : btf);
+  if (!c.bpf_tracepoint) c.why["tracepoint"] = tp_detail;
+  add(r, "bpf.tracepoint", "BPF tracepoints", okIf(c.bpf_tracepoint),
+      c.bpf_tracepoint ? "yes" : "no", tp_detail);
+
+  std::string lsm = tracer::loadAndAttachBtfProg(BPF_PROG_TYPE_LSM, BPF_LSM_MAC, "bpf_lsm_file_open",
+                                         BTF_KIND_FUNC, "lsm/file_open");
+  c.bpf_lsm_loadable = lsm.empty();
+  if (!c.bpf_lsm_loadable) c.why["bpf_lsm"] = lsm;
+  add(r, "bpf.lsm_loadable", "BPF LSM program loads", okIf(c.bpf_lsm_loadable),
+      c.bpf_lsm_loadable ? "yes" : "no",
+      c.bpf_lsm_loadable ? "lsm/file_open loaded and attached" : lsm);
+
+}
+
+}  // namespace
+
+std::string_view toString(CheckState s) {
+  switch (s) {
+    case CheckState::Ok:
+      return "ok";
+    case CheckState::Missing:
+      return "missing";
+    case CheckState::Info:
+      return "info";
+  }
+  return "info";
+}
+
+HostReport probeDoctorHost() {
+  HostReport r;
+  HostCaps &c = r.caps;
+
+  if (struct utsname u{}; ::uname(&u) == 0) {
+    add(r, "kernel", "kernel", CheckState::Info,
+        std::string(u.sysname) + " " + u.release + " " + u.machine, u.version);
+  }
+
+  // seccomp, Landlock, cgroup: the same probes the session runs.
+  tracer::HostFeatures f = tracer::probeHost();
+  auto note = [&f](std::string_view prefix) {
+    for (const auto &n : f.notes)
+      if (n.starts_with(prefix)) return n.substr(prefix.size());
+    return std::string();
+  };
+  c.seccomp_notify = f.seccomp_notify;
+  c.notify_addfd = f.notify_addfd;
+  c.notify_sync_wakeup = f.notify_sync_wakeup;
+  c.landlock_abi = f.landlock_abi;
+  c.cgroup2 = !f.cgroup2_mount.empty();
+  c.cgroup_writable = f.cgroup_writable;
+  c.cgroup_kill = f.cgroup_kill;
+  std::string seccomp_why = note("seccomp-notify: ");
+  if (!c.seccomp_notify || !c.notify_addfd)
+    c.why["seccomp_notify"] = seccomp_why.empty() ? "unavailable" : seccomp_why;
+  if (c.landlock_abi == 0) c.why["landlock"] = note("landlock: ");
+  if (!c.cgroup_writable) c.why["cgroup"] = note("cgroup: ");
+
+  add(r, "seccomp.user_notify", "seccomp user-notify", okIf(c.seccomp_notify),
+      c.seccomp_notify ? "yes" : "no",
+      c.seccomp_notify ? "filter with SECCOMP_FILTER_FLAG_NEW_LISTENER installed" : seccomp_why);
+  add(r, "seccomp.addfd", "  SECCOMP_IOCTL_NOTIF_ADDFD", okIf(c.notify_addfd),
+      c.notify_addfd ? "yes" : "no", "with SECCOMP_ADDFD_FLAG_SEND (fd injection)");
+  add(r, "seccomp.sync_wake_up", "  SYNC_WAKE_UP", okIf(c.notify_sync_wakeup),
+      c.notify_sync_wakeup ? "yes" : "no", "SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP (lower latency)");
+
+  if (c.landlock_abi > 0) {
+    for (const auto &b : kFsRights)
+      if (tracer::landlockAccepts(b.bit, 0, 0)) r.landlock_fs_rights.push_back(b.name);
+    for (const auto &b : kNetRights)
+      if (tracer::landlockAccepts(0, b.bit, 0)) r.landlock_net_rights.push_back(b.name);
+    for (const auto &b : kScopes)
+      if (tracer::landlockAccepts(0, 0, b.bit)) r.landlock_scopes.push_back(b.name);
+  }
+  add(r, "landlock.abi", "Landlock", okIf(c.landlock_abi > 0),
+      c.landlock_abi > 0 ? "ABI " + std::to_string(c.landlock_abi) : "no",
+      c.landlock_abi > 0 ? "ruleset created" : c.why["landlock"]);
+  if (c.landlock_abi > 0) {
+    add(r, "landlock.fs_rights", "  filesystem rights", CheckState::Info,
+        std::to_string(r.landlock_fs_rights.size()), joined(r.landlock_fs_rights));
+    add(r, "landlock.net_rights", "  network rights", CheckState::Info,
+        std::to_string(r.landlock_net_rights.size()),
+        joined(r.landlock_net_rights) +
+            (r.landlock_net_rights.empty() ? "" : " (unused: cgroup-bpf decides)"));
+    add(r, "landlock.scopes", "  scopes", CheckState::Info,
+        std::to_string(r.landlock_scopes.size()), joined(r.landlock_scopes));
+  }
+
+  add(r, "cgroup.v2", "cgroup v2 mount", okIf(c.cgroup2), c.cgroup2 ? f.cgroup2_mount : "no",
+      c.cgroup2 ? "found in /proc/self/mountinfo" : c.why["cgroup"]);
+  add(r, "cgroup.session", "  session cgroup", okIf(c.cgroup_writable),
+      c.cgroup_writable ? "yes" : "no",
+      c.cgroup_writable ? "created and removed a cgroup below ours" : c.why["cgroup"]);
+  add(r, "cgroup.kill", "  cgroup.kill", okIf(c.cgroup_kill), c.cgroup_kill ? "yes" : "no",
+      c.cgroup_kill ? "wrote cgroup.kill in a scratch cgroup"
+                    : "tree kill falls back to SIGKILL per pid: " + note("cgroup: "));
+
+  probeBpf(r);
+
+  std::string how;
+  auto lsms = tracer::activeLsms(&how);
+  if (lsms) {
+    r.lsms = *lsms;
+    for (const auto &l : r.lsms) c.bpf_lsm_active |= l == "bpf";
+  }
+  add(r, "lsm.active", "active LSMs", CheckState::Info, lsms ? joined(r.lsms, ",") : "unknown",
+      lsms ? "from " + how : lsms.error().message());
+  if (!c.bpf_lsm_active) {
+    c.why["bpf_lsm"] = (c.why.count("bpf_lsm") ? c.why["bpf_lsm"] + "; " : "") +
+                       "\"bpf\" not in the active LSM list (boot with lsm=...,bpf)";
+  }
+  add(r, "lsm.bpf_active", "BPF LSM active", okIf(c.bpf_lsm_active),
+      c.bpf_lsm_active ? "yes" : "no",
+      c.bpf_lsm_active ? "\"bpf\" in the active LSM list" : "not in the lsm= boot list");
+
+  if (auto lock = tracer::readSecurityFile("lockdown")) {
+    // "[none] integrity confidentiality": the bracketed word is the mode.
+    std::string mode = *lock;
+    if (auto a = lock->find('['), b = lock->find(']'); a != std::string::npos && b > a)
+      mode = lock->substr(a + 1, b - a - 1);
+    add(r, "lockdown", "lockdown mode", CheckState::Info, mode,
+        mode == "none"        ? "no lockdown restrictions"
+        : mode == "integrity" ? "kernel writes blocked (bpf_probe_write_user refused)"
+                              : "kernel memory reads blocked too (bpf_probe_read_kernel "
+                                "refused)");
+  } else {
+    add(r, "lockdown", "lockdown mode", CheckState::Info, "n/a",
+        "lockdown LSM not active: " + lock.error().message());
+  }
+
+  if (auto scope = readWholeFile("/proc/sys/kernel/yama/ptrace_scope")) {
+    while (!scope->empty() && (scope->back() == '\n' || scope->back() == ' ')) scope->pop_back();
+    add(r, "ptrace_scope", "ptrace scope (Yama)", CheckState::Info, *scope,
+        "0 classic, 1 descendants only, 2 CAP_SYS_PTRACE only, 3 disabled");
+  } else {
+    add(r, "ptrace_scope", "ptrace scope (Yama)", CheckState::Info, "n/a",
+        "Yama not active: only the usual uid/capability checks apply");
+  }
+
+  uint64_t eff = 0;
+  if (auto status = readWholeFile("/proc/self/status"))
+    eff = procStatusNumber<uint64_t>(*status, "CapEff", 0, 16).value_or(0);
+  std::vector<std::string> have, lack;
+  for (const auto &[bit, name] : kNamedCaps) (eff >> bit & 1 ? have : lack).push_back(name);
+  add(r, "privileges.euid", "effective uid", CheckState::Info, std::to_string(::geteuid()),
+      ::geteuid() == 0 ? "root" : "not root: cgroup and BPF probes need privileges");
+  char hex[32];
+  std::snprintf(hex, sizeof hex, "0x%llx", static_cast<unsigned long long>(eff));
+  add(r, "privileges.capabilities", "capabilities", CheckState::Info, hex,
+      "have: " + (have.empty() ? std::string("none") : joined(have)) +
+          (lack.empty() ? "" : "; lack: " + joined(lack)));
+  return r;
+}
+
+}  // namespace sv::supervisor

@@ -1,0 +1,880 @@
+// NotifyHandler: per-syscall decode, decision and emulation; see notify_handler.h.
+#include "supervisor/notify/notify_handler.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/time.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+#include <utime.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <climits>
+#include <cstring>
+#include <vector>
+#include <memory>
+#include <thread>
+
+#include "common/proc_status.h"
+#include "common/read_file.h"
+#include "supervisor/audit/limits.h"
+#include "supervisor/audit/denial_line.h"
+#include "tracer/seccomp/target_memory.h"
+
+namespace sv::supervisor {
+namespace {
+
+using policy::Operation;
+using policy::Verdict;
+
+constexpr int kPathMax = 4096;
+// The flags open(2) knows. openat(2) ignores unknown bits but openat2(2)
+// rejects them (EINVAL), so the emulation passes only these on.
+constexpr unsigned kOpenFlags = O_ACCMODE | O_CREAT | O_EXCL | O_NOCTTY | O_TRUNC | O_APPEND |
+                                O_NONBLOCK | O_DSYNC | O_ASYNC | O_DIRECT | O_LARGEFILE |
+                                O_DIRECTORY | O_NOFOLLOW | O_NOATIME | O_CLOEXEC | O_SYNC |
+                                O_PATH | O_TMPFILE;
+constexpr int kRaceRetries = 3;  // a create that lost a race with a concurrent rename/symlink
+std::string procFd(int fd) { return "/proc/self/fd/" + std::to_string(fd); }
+
+// Anonymous objects reached through /proc/PID/fd/N (pipes, sockets, memfds'
+// "anon_inode:"): the target already holds them, so reopening grants nothing.
+bool isAnonymous(std::string_view real_path) { return real_path.empty() || real_path[0] != '/'; }
+
+std::string_view verb(Operation op) {
+  switch (op) {
+    case Operation::Read: return "read of";
+    case Operation::Write: return "write to";
+    case Operation::Exec: return "exec of";
+    case Operation::Connect: return "connect to";
+  }
+  return "access to";
+}
+
+// The umask of the target (emulated creates must apply it; ours is 0).
+// The number in the `key` line (e.g. "Umask") of /proc/TID/status, in `base`;
+// or `fallback` when the thread is gone or the line is missing.
+long statusField(pid_t tid, const char* key, int base, long fallback) {
+  char path[64];
+  std::snprintf(path, sizeof path, "/proc/%d/status", tid);
+  char buf[2048];
+  const ssize_t n = readFilePrefix(path, buf, sizeof buf);
+  if (n < 0) return fallback;
+  return procStatusNumber<long>(std::string_view(buf, size_t(n)), key, 0, base).value_or(fallback);
+}
+
+mode_t targetUmask(pid_t tid) { return static_cast<mode_t>(statusField(tid, "Umask", 8, 022)); }
+
+// The process (thread group) a thread belongs to; the tid itself when that
+// can't be read. Profiles belong to processes: a thread of a process that
+// switched profile must get that profile, and after exec by any thread the
+// process keeps the thread group's id.
+pid_t threadGroupOf(pid_t tid) { return static_cast<pid_t>(statusField(tid, "Tgid", 10, tid)); }
+
+}  // namespace
+
+// One notification in flight.
+struct NotifyHandler::Call {
+  const seccomp_notif& req;
+  pid_t tid;
+  pid_t tgid = 0;
+  const char* syscall = "";
+  const char* operation = "";
+  const char* category = "file";
+  AuditEvent& event;  // the handler's, reset per call (keeps its strings' capacity)
+  bool answered = false;
+};
+
+NotifyHandler::NotifyHandler(const policy::Engine& engine, tracer::NotifyListener& listener,
+                             AuditLog& audit, NotifyOptions options)
+    : engine_(engine), listener_(listener), audit_(audit), options_(std::move(options)) {
+  has_profiles_ = !engine_.policy().profiles.empty();
+  raw_.reserve(kPathMax);
+  abs_.reserve(2 * kPathMax + 2);  // a base directory of up to PATH_MAX, plus the argument
+}
+
+void NotifyHandler::handleOne() {
+  seccomp_notif* req = nullptr;
+  auto got = listener_.receive(req);
+  if (!got.ok() || !*got) return;
+  event_.reset();
+  Call call{.req = *req, .tid = static_cast<pid_t>(req->pid), .event = event_};
+  try {
+    dispatch(call);
+  } catch (...) {
+    // Out of memory or similar: fail this syscall, never unwind into libuv.
+    if (!call.answered) (void)listener_.respondErrno(req->id, ENOMEM);
+    call.answered = true;
+  }
+  if (!call.answered) {
+    // A syscall we asked for but do not emulate: fail closed rather than hang the target.
+    (void)listener_.respondErrno(req->id, ENOSYS);
+  }
+  ++handled_;
+}
+
+void NotifyHandler::dispatch(Call& c) {
+  const DecodedCall d = decodeCall(c.req.data);
+  c.syscall = d.name;
+  switch (d.kind) {
+    case CallKind::Open: return handleOpen(c, d.dirfd, d.path, d.flags, d.mode, 0);
+    case CallKind::Openat2: return handleOpenat2(c, d);
+    case CallKind::Create: return handleCreate(c, d.dirfd, d.path, d.mode, d.dev, d.file_type);
+    case CallKind::Remove: return handleRemove(c, d.dirfd, d.path, d.flags);
+    case CallKind::Rename:
+      return handleRename(c, d.dirfd, d.path, d.dirfd2, d.path2, static_cast<unsigned>(d.flags));
+    case CallKind::Link: return handleLink(c, d.dirfd, d.path, d.dirfd2, d.path2, d.flags);
+    case CallKind::Symlink: return handleSymlink(c, d.path, d.dirfd2, d.path2);
+    case CallKind::Truncate: return handleTruncate(c, d.path, d.length);
+    case CallKind::Chmod: return handleChmod(c, d.dirfd, d.path, d.mode, d.flags);
+    case CallKind::Chown: return handleChown(c, d.dirfd, d.path, d.uid, d.gid, d.flags);
+    case CallKind::Utimes: return handleUtimes(c, d.dirfd, d.path, d.times, d.times_kind, d.flags);
+    case CallKind::Xattr:
+      return handleXattr(c, d.dirfd, d.path, d.arg, d.value, d.size, d.flags, d.follow, d.remove);
+    case CallKind::Exec: return handleExec(c, d.dirfd, d.path, d.arg, d.flags);
+    case CallKind::Unsupported: return;  // answered ENOSYS by handleOne
+  }
+}
+
+bool NotifyHandler::resolveTarget(Call& c, int dirfd, uint64_t path, bool follow,
+                                  ResolvedPath* out) {
+  if (path != 0) return resolve(c, dirfd, path, {.follow_final = follow}, out);
+  char link[64];
+  std::snprintf(link, sizeof link, "/proc/%d/fd/%d", c.tid, dirfd);
+  const int obj = ::open(link, O_PATH | O_CLOEXEC);  // the magic link: the open file's inode
+  const int err = errno;
+  // The tid may be reused once the target is gone: trust the fd only while
+  // the notification is live.
+  if (!listener_.idValid(c.req.id)) {
+    if (obj >= 0) ::close(obj);
+    c.answered = true;
+    return false;
+  }
+  if (obj < 0) {
+    finish(c, err == ENOENT ? -EBADF : -err);
+    return false;
+  }
+  out->object.reset(obj);
+  auto real = fdPath(obj);
+  out->real_path = real ? std::move(*real) : std::string();
+  return true;
+}
+
+bool NotifyHandler::readPath(Call& c, uint64_t addr, std::string* out) {
+  char buf[kPathMax];
+  auto len = tracer::readTargetString(c.tid, addr, buf, sizeof buf);
+  // The pid in the notification may be reused once the target is gone:
+  // anything read from it is trusted only if the notification is still live.
+  if (!listener_.idValid(c.req.id)) {
+    c.answered = true;  // nothing left to answer
+    return false;
+  }
+  if (!len) {
+    finish(c, -len.error().code);
+    return false;
+  }
+  out->assign(buf, *len);
+  return true;
+}
+
+// The lexical fast path (target_path.h) is exact only for paths whose
+// normal form is the path itself, modulo inner "." and "//": no "..", which
+// would skip a symlink's target, no trailing "/", which the kernel checks.
+static bool fastEligible(std::string_view p) {
+  if (p.empty() || p.back() == '/') return false;
+  // A final "." means the directory itself to the kernel (rmdir("d/.") is
+  // EINVAL), but normalising would drop it and act on "d".
+  if (p == "." || p.ends_with("/.")) return false;
+  for (size_t i = 0; (i = p.find("..", i)) != std::string_view::npos; i += 2) {
+    const bool starts = i == 0 || p[i - 1] == '/';
+    const bool ends = i + 2 == p.size() || p[i + 2] == '/';
+    if (starts && ends) return false;
+  }
+  return true;
+}
+
+bool NotifyHandler::resolve(Call& c, int dirfd, uint64_t addr, const ResolveOptions& options,
+                            ResolvedPath* out, std::string* raw) {
+  std::string local;
+  std::string& path = raw ? *raw : local;
+  if (!readPath(c, addr, &path)) return false;
+  if (c.tgid == 0) c.tgid = c.tid;
+  if (fastEligible(path) && !options.beneath && !options.no_symlinks && !options.no_magiclinks) {
+    std::string abs;
+    // /proc/PID/... takes the walk, which keeps other processes out of reach.
+    if (lexicalTargetPath(c.tid, c.tgid, dirfd, path, abs) && abs != "/" &&
+        !abs.starts_with("/proc/")) {
+      const size_t slash = abs.rfind('/');
+      const std::string dir = slash == 0 ? "/" : abs.substr(0, slash);
+      int parent = openNoSymlinks(dir, O_PATH | O_DIRECTORY);
+      if (parent >= 0) {
+        out->parent.reset(parent);
+        out->name = abs.substr(slash + 1);
+        int obj = ::openat(parent, out->name.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC);
+        if (obj >= 0) out->object.reset(obj);
+        struct stat st;
+        const bool final_link = obj >= 0 && options.follow_final &&
+                                ::fstat(obj, &st) == 0 && S_ISLNK(st.st_mode);
+        if (!final_link && (obj >= 0 || errno == ENOENT)) {
+          out->real_path = std::move(abs);
+          return true;
+        }
+        *out = ResolvedPath{};
+      } else if (parent != -ELOOP) {
+        finish(c, parent);
+        return false;
+      }
+      // A symlink on the way (/bin -> usr/bin on merged-/usr systems): where
+      // only the object matters, let the kernel follow it in one call.
+      if (options.object_only) {
+        const int obj = openFollowingSymlinks(abs, options.follow_final);
+        if (obj >= 0) {
+          out->object.reset(obj);
+          if (auto real = fdPath(obj)) {
+            out->real_path = std::move(*real);
+            return true;
+          }
+          *out = ResolvedPath{};
+        }
+      }
+    }
+  }
+  ResolveOptions scoped = options;
+  scoped.session_cgroup = options_.session_cgroup;
+  auto resolved = resolveTargetPath(c.tid, c.tgid, dirfd, path, scoped);
+  if (!resolved) {
+    finish(c, -resolved.error().code);
+    return false;
+  }
+  *out = std::move(*resolved);
+  return true;
+}
+
+std::string_view NotifyHandler::profileOf(pid_t tgid) {
+  if (!has_profiles_) return {};
+  if (options_.profile_of) return kernel_profile_ = options_.profile_of(tgid);
+  // Walk up to the nearest process whose profile we know (set by an exec
+  // switch); the command itself starts in the base policy. An entry counts
+  // only while its process is the one it was made for: a pid reused after
+  // that process exited must not inherit its profile.
+  pid_t pid = tgid;
+  for (int depth = 0; depth < 64 && pid > 1; ++depth) {
+    auto it = profiles_.find(pid);
+    if (it != profiles_.end()) {
+      if (it->second.start_time == readStartTime(pid)) {
+        if (pid != tgid) {  // inherited across fork
+          it = profiles_.insert_or_assign(tgid, ProfileEntry{it->second.profile,
+                                                             readStartTime(tgid)}).first;
+        }
+        return it->second.profile;
+      }
+      profiles_.erase(it);  // stale: that process is gone
+    }
+    if (pid == options_.root_pid) break;
+    pid = readParentPid(pid);
+  }
+  return {};
+}
+
+void NotifyHandler::setProfile(pid_t tgid, std::string_view profile) {
+  profiles_.insert_or_assign(tgid, ProfileEntry{std::string(profile), readStartTime(tgid)});
+}
+
+policy::Decision NotifyHandler::decide(Call& c, Operation op, std::string_view real_path) {
+  if (c.tgid == 0) c.tgid = c.tid;
+  if (op != Operation::Exec && isAnonymous(real_path))
+    return {Verdict::Allow, "reopen-held-object",
+            "the process already holds this pipe, socket or anonymous file",
+            "reopen of a held pipe, socket or anonymous file"};
+  policy::Request request;
+  request.op = op;
+  request.path = real_path;
+  request.profile = has_profiles_ ? profileOf(threadGroupOf(c.tid)) : std::string_view{};
+  return engine_.decide(request);
+}
+
+bool NotifyHandler::permit(Call& c, Operation op, std::string_view real_path) {
+  return record(c, op, real_path, decide(c, op, real_path));
+}
+
+bool NotifyHandler::record(Call& c, Operation op, std::string_view real_path,
+                           const policy::Decision& decision) {
+  const bool deny = decision.verdict == Verdict::Deny;
+  const bool enforce = deny && !options_.audit_mode;
+
+  if (deny || options_.audit_allows || op == Operation::Exec) {
+    AuditEvent& ev = c.event;
+    ev.category = c.category;
+    ev.operation = c.operation;
+    ev.syscall = c.syscall;
+    ev.syscall_nr = c.req.data.nr;
+    ev.arch = c.req.data.arch;
+    ev.decision = !deny ? "allow" : enforce ? "deny" : "would-deny";
+    ev.enforced_by = "seccomp";
+    ev.err = enforce ? EACCES : 0;
+    ev.rule_id.assign(decision.rule_id);
+    ev.rule_reason.assign(decision.reason);
+    ev.rule_name.assign(decision.name);
+    ev.default_rule = decision.rule_id.starts_with("default-");
+    if (ev.category == std::string_view("exec"))
+      ev.exec.path.assign(real_path);
+    else
+      ev.file.path.assign(real_path);
+    auto process = processes_.lookup(c.tgid, c.tid);
+    ev.process = process.get();
+    audit_.emit(ev);
+    ev.process = nullptr;
+  }
+  if (deny) reportDenial(op, real_path, decision);
+  if (enforce) {
+    finish(c, -EACCES);
+    return false;
+  }
+  return true;
+}
+
+void NotifyHandler::reportDenial(Operation op, std::string_view path, const policy::Decision& d) {
+  if (options_.quiet) return;
+  printDenial(options_.audit_mode ? "would deny" : "denied", verb(op),
+              relativeToWorkspace(path, options_.workspace), d.rule_id, d.reason);
+}
+
+void NotifyHandler::finish(Call& c, long rc) {
+  if (c.answered) return;
+  c.answered = true;
+  if (rc < 0)
+    (void)listener_.respondErrno(c.req.id, static_cast<int>(-rc));
+  else
+    (void)listener_.respondValue(c.req.id, rc);
+}
+
+
+void NotifyHandler::handleOpen(Call& c, int dirfd, uint64_t path, int flags, unsigned mode,
+                               uint64_t resolve_flags) {
+  const bool tmpfile = (flags & O_TMPFILE) == O_TMPFILE;
+  const bool write =
+      (flags & (O_WRONLY | O_RDWR | O_CREAT | O_TRUNC)) != 0 || tmpfile;
+  const bool creat = (flags & O_CREAT) != 0 && !tmpfile;
+  c.operation = tmpfile ? "create" : creat ? "create" : write ? "write" : "open";
+  c.event.file.flags = flags;
+  if (creat || tmpfile) c.event.file.mode = static_cast<int>(mode);
+
+  ResolveOptions options;
+  // The kernel does not follow a final symlink for O_NOFOLLOW, nor for
+  // O_CREAT|O_EXCL (which must fail with EEXIST on any existing name).
+  options.follow_final = !(flags & O_NOFOLLOW) && !(creat && (flags & O_EXCL));
+  options.no_symlinks = resolve_flags & RESOLVE_NO_SYMLINKS;
+  options.no_magiclinks = resolve_flags & RESOLVE_NO_MAGICLINKS;
+  options.beneath = resolve_flags & RESOLVE_BENEATH;
+
+  // Fast path: an allowed open of a symlink-free path is done in one openat2
+  // (see lexicalTargetPath); anything else takes the walk below. It works in
+  // the handler's two scratch strings, so it allocates nothing.
+  if (!readPath(c, path, &raw_)) return;
+  if (c.tgid == 0) c.tgid = c.tid;
+  const Operation op = write ? Operation::Write : Operation::Read;
+  if (resolve_flags == 0 && !tmpfile && fastEligible(raw_) &&
+      lexicalTargetPath(c.tid, c.tgid, dirfd, raw_, abs_) && !abs_.starts_with("/proc/")) {
+    const policy::Decision decision = decide(c, op, abs_);
+    if (decision.verdict == Verdict::Allow) {
+      Reopen reopen;
+      reopen.path = abs_;
+      reopen.flags = static_cast<unsigned>(flags) & kOpenFlags;
+      reopen.mode = mode;
+      reopen.creat = creat;
+      reopen.tid = c.tid;
+      const int fd = reopen(O_NONBLOCK);
+      if (fd != -ELOOP) {
+        record(c, op, abs_, decision);
+        return injectOpened(c, fd, flags, &reopen);
+      }
+    }
+  }
+
+  for (int attempt = 0; attempt < kRaceRetries; ++attempt) {
+    ResolvedPath target;
+    if (!resolve(c, dirfd, path, options, &target)) return;
+    // Decide (and record) once per distinct path: a retry after a lost race
+    // re-decides only if the path it reaches changed.
+    if ((attempt == 0 || target.real_path != c.event.file.path) &&
+        !permit(c, op, target.real_path))
+      return;
+
+    const int base_flags = flags & static_cast<int>(kOpenFlags);
+    if (tmpfile) {
+      if (!target.object) return finish(c, -ENOENT);
+      int fd = ::openat(target.object.get(), ".", base_flags | O_CLOEXEC, mode & ~targetUmask(c.tid));
+      return injectOpened(c, fd < 0 ? -errno : fd, flags | O_NONBLOCK, nullptr);
+    }
+    if (target.object) {
+      if (creat && (flags & O_EXCL)) return finish(c, -EEXIST);
+      struct stat st;
+      if (::fstat(target.object.get(), &st) != 0) return finish(c, -errno);
+      if (S_ISLNK(st.st_mode)) return finish(c, -ELOOP);  // O_NOFOLLOW on a symlink
+      if (target.must_be_dir && !S_ISDIR(st.st_mode)) return finish(c, -ENOTDIR);
+      // Reopen exactly the inode we decided on. O_NOFOLLOW would stop at the
+      // magic link itself; the symlink case was handled above.
+      Reopen reopen;
+      reopen.object_fd = target.object.get();
+      reopen.flags = static_cast<unsigned>(base_flags & ~(O_CREAT | O_EXCL | O_NOFOLLOW));
+      return injectOpened(c, reopen(O_NONBLOCK), flags, &reopen);
+    }
+    if (!creat) return finish(c, -ENOENT);
+    if (target.must_be_dir) return finish(c, -EISDIR);
+    // O_NOFOLLOW: if a symlink appeared at the name since we looked, do not
+    // follow it to somewhere we did not decide on; re-resolve instead.
+    int fd = ::openat(target.parent.get(), target.name.c_str(), base_flags | O_NOFOLLOW | O_CLOEXEC,
+                      mode & ~targetUmask(c.tid));
+    if (fd < 0 && errno == ELOOP && !(flags & O_NOFOLLOW)) continue;
+    // A new file is never a FIFO: no blocking open to fear.
+    return injectOpened(c, fd < 0 ? -errno : fd, flags | O_NONBLOCK, nullptr);
+  }
+  finish(c, -ELOOP);
+}
+
+int NotifyHandler::Reopen::operator()(int extra) const {
+  if (object_fd >= 0) {
+    char proc[64];
+    std::snprintf(proc, sizeof proc, "/proc/self/fd/%d", object_fd);
+    const int fd = ::open(proc, static_cast<int>(flags) | O_CLOEXEC | extra);
+    return fd < 0 ? -errno : fd;
+  }
+  // Most O_CREAT opens find the file already there: try without O_CREAT
+  // first and read the target's umask only for a real create.
+  int fd = -ENOENT;
+  if (!(flags & O_EXCL)) fd = openNoSymlinks(path, (flags & ~O_CREAT) | extra);
+  if (fd == -ENOENT && creat) fd = openNoSymlinks(path, flags | extra, mode & ~targetUmask(tid));
+  return fd;
+}
+
+void NotifyHandler::injectOpened(Call& c, int fd, int flags, const Reopen* reopen) {
+  // The open was tried with O_NONBLOCK: a FIFO's writer would otherwise block
+  // the supervisor (and every other process waiting on a decision) until a
+  // reader shows up. ENXIO is the kernel saying "that open would wait": do the
+  // blocking open on a thread of its own, which answers when it completes.
+  if (fd == -ENXIO && reopen && !(flags & O_NONBLOCK)) {
+    c.answered = true;
+    const int dup_listener = ::fcntl(listener_.fd(), F_DUPFD_CLOEXEC, 0);
+    const uint64_t id = c.req.id;
+    const bool cloexec = (flags & O_CLOEXEC) != 0;
+    try {
+      // The thread outlives this request's scratch strings and fds: it gets
+      // its own copy of the path and of the object fd.
+      std::string path(reopen->path);
+      UniqueFd object(reopen->object_fd >= 0 ? ::fcntl(reopen->object_fd, F_DUPFD_CLOEXEC, 0) : -1);
+      std::thread([dup_listener, id, cloexec, r = *reopen, path = std::move(path),
+                   object = std::move(object)]() mutable {
+        auto listener = tracer::NotifyListener::create(UniqueFd(dup_listener));
+        if (!listener) return;
+        r.path = path;
+        r.object_fd = object.get();
+        const int opened = r(0);
+        if (opened < 0) {
+          (void)listener->respondErrno(id, -opened);
+          return;
+        }
+        UniqueFd owned(opened);
+        (void)listener->addFd(id, owned.get(), cloexec, true);
+      }).detach();
+    } catch (...) {
+      ::close(dup_listener);
+      (void)listener_.respondErrno(id, EAGAIN);
+    }
+    return;
+  }
+  if (fd < 0) return finish(c, fd);
+  UniqueFd owned(fd);
+  // Back to the blocking mode the caller asked for (F_SETFL takes only the
+  // status flags; O_NONBLOCK absent clears it).
+  if (!(flags & O_NONBLOCK))
+    (void)::fcntl(fd, F_SETFL, flags & (O_APPEND | O_ASYNC | O_DIRECT | O_NOATIME));
+  (void)listener_.addFd(c.req.id, owned.get(), (flags & O_CLOEXEC) != 0, true);
+  c.answered = true;  // ADDFD|SEND answered it, or the target is gone
+}
+
+void NotifyHandler::handleOpenat2(Call& c, const DecodedCall& d) {
+  open_how how{};
+  const size_t size = d.size;
+  if (size < sizeof(uint64_t) * 3) return finish(c, -EINVAL);
+  auto got = tracer::readTargetMemory(c.tid, d.arg, &how, std::min(size, sizeof how));
+  if (!got || *got < sizeof how) return finish(c, -EFAULT);
+  // RESOLVE_IN_ROOT and RESOLVE_NO_XDEV change the walk in ways we do not
+  // emulate; RESOLVE_CACHED may always fail with EAGAIN (the caller retries
+  // without it). Refuse what we can't honour rather than silently ignore it.
+  if (how.resolve & (RESOLVE_IN_ROOT | RESOLVE_NO_XDEV)) return finish(c, -EOPNOTSUPP);
+  if (how.resolve & RESOLVE_CACHED) return finish(c, -EAGAIN);
+  if (how.flags > 0xffffffffULL) return finish(c, -EINVAL);
+  handleOpen(c, d.dirfd, d.path, static_cast<int>(how.flags), static_cast<unsigned>(how.mode),
+             how.resolve);
+}
+
+void NotifyHandler::handleCreate(Call& c, int dirfd, uint64_t path, unsigned mode, dev_t dev,
+                                 int kind) {
+  c.operation = kind == S_IFDIR ? "mkdir" : "mknod";
+  c.event.file.mode = static_cast<int>(mode);
+  ResolvedPath target;
+  if (!resolve(c, dirfd, path, {.follow_final = false}, &target)) return;
+  if (!permit(c, Operation::Write, target.real_path)) return;
+  if (target.object) return finish(c, -EEXIST);
+  if (!target.parent) return finish(c, -EEXIST);
+  const mode_t umask = targetUmask(c.tid);
+  long rc;
+  if (kind == S_IFDIR) {
+    rc = ::mkdirat(target.parent.get(), target.name.c_str(), mode & ~umask & 07777);
+  } else {
+    const mode_t type = mode & S_IFMT;
+    rc = ::mknodat(target.parent.get(), target.name.c_str(), type | (mode & ~umask & 07777), dev);
+  }
+  finish(c, rc < 0 ? -errno : 0);
+}
+
+void NotifyHandler::handleRemove(Call& c, int dirfd, uint64_t path, int flags) {
+  c.operation = (flags & AT_REMOVEDIR) ? "rmdir" : "unlink";
+  ResolvedPath target;
+  if (!resolve(c, dirfd, path, {.follow_final = false}, &target)) return;
+  if (!permit(c, Operation::Write, target.real_path)) return;
+  if (!target.parent) return finish(c, -EBUSY);
+  long rc = ::unlinkat(target.parent.get(), target.name.c_str(), flags & AT_REMOVEDIR);
+  finish(c, rc < 0 ? -errno : 0);
+}
+
+void NotifyHandler::handleRename(Call& c, int olddir, uint64_t oldpath, int newdir,
+                                 uint64_t newpath, unsigned flags) {
+  c.operation = "rename";
+  c.event.file.flags = static_cast<int>(flags);
+  ResolvedPath from, to;
+  if (!resolve(c, olddir, oldpath, {.follow_final = false}, &from)) return;
+  if (!resolve(c, newdir, newpath, {.follow_final = false}, &to)) return;
+  // Both names change: taking a protected file's name away is a write to it,
+  // and so is putting another file in its place.
+  c.event.file.path2 = to.real_path;
+  if (!permit(c, Operation::Write, from.real_path)) return;
+  c.event.file.path2 = from.real_path;
+  if (!permit(c, Operation::Write, to.real_path)) return;
+  if (!from.parent || !to.parent) return finish(c, -EBUSY);
+  // Renaming a directory renames everything below it: `mv .git g; echo >>
+  // g/config; mv g .git` must not launder a protected file through a name
+  // nobody protects. Check what is inside against both the old and the new
+  // location (both ways for RENAME_EXCHANGE).
+  if (!directoryMovePermitted(c, from, to.real_path)) return;
+  if ((flags & RENAME_EXCHANGE) && !directoryMovePermitted(c, to, from.real_path)) return;
+  long rc = ::syscall(SYS_renameat2, from.parent.get(), from.name.c_str(), to.parent.get(),
+                      to.name.c_str(), flags);
+  finish(c, rc < 0 ? -errno : 0);
+}
+
+bool NotifyHandler::directoryMovePermitted(Call& c, const ResolvedPath& dir,
+                                           const std::string& new_path) {
+  if (!dir.object) return true;
+  struct stat st;
+  if (::fstat(dir.object.get(), &st) != 0 || !S_ISDIR(st.st_mode)) return true;
+  // Entries are checked as they are now; one created inside while we look
+  // must itself pass the create check under the old name. Renames of large
+  // trees are refused rather than checked partially.
+  constexpr size_t kMaxEntries = 200000;
+  size_t seen = 0;
+  std::vector<std::pair<UniqueFd, std::string>> stack;  // open dir, path relative to `dir`
+  stack.emplace_back(UniqueFd(::open(procFd(dir.object.get()).c_str(),
+                                     O_RDONLY | O_DIRECTORY | O_CLOEXEC)),
+                     std::string());
+  while (!stack.empty()) {
+    auto [fd, rel] = std::move(stack.back());
+    stack.pop_back();
+    if (!fd) return true;  // unreadable: the kernel's rename will judge it
+    DIR* d = ::fdopendir(fd.release());
+    if (!d) continue;
+    while (dirent* e = ::readdir(d)) {
+      std::string_view name = e->d_name;
+      if (name == "." || name == "..") continue;
+      if (++seen > kMaxEntries) {
+        ::closedir(d);
+        record(c, Operation::Write, dir.real_path,
+               {Verdict::Deny, "rename-large-directory",
+                "too many entries to check for protected files"});
+        if (!c.answered) finish(c, -EACCES);
+        return false;
+      }
+      const std::string child = rel.empty() ? std::string(name) : rel + "/" + std::string(name);
+      for (const std::string* base : {&dir.real_path, &new_path}) {
+        const std::string path = *base + "/" + child;
+        const policy::Decision d2 = decide(c, Operation::Write, path);
+        if (d2.verdict == Verdict::Deny && !d2.rule_id.starts_with("default-")) {
+          ::closedir(d);
+          // Enforced (or recorded as would-deny in audit mode, then allowed).
+          c.event.file.path2 = base == &dir.real_path ? new_path + "/" + child : dir.real_path + "/" + child;
+          const bool permitted = record(c, Operation::Write, path, d2);
+          return permitted;
+        }
+      }
+      bool is_dir = e->d_type == DT_DIR;
+      if (e->d_type == DT_UNKNOWN) {  // some filesystems don't fill d_type
+        struct stat est;
+        is_dir = ::fstatat(::dirfd(d), e->d_name, &est, AT_SYMLINK_NOFOLLOW) == 0 &&
+                 S_ISDIR(est.st_mode);
+      }
+      if (is_dir) {
+        int sub = ::openat(::dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (sub >= 0) stack.emplace_back(UniqueFd(sub), child);
+      }
+    }
+    ::closedir(d);
+  }
+  return true;
+}
+
+void NotifyHandler::handleLink(Call& c, int olddir, uint64_t oldpath, int newdir, uint64_t newpath,
+                               int flags) {
+  c.operation = "link";
+  ResolvedPath from, to;
+  if (!resolve(c, olddir, oldpath, {.follow_final = (flags & AT_SYMLINK_FOLLOW) != 0}, &from))
+    return;
+  if (!resolve(c, newdir, newpath, {.follow_final = false}, &to)) return;
+  // A second name for a protected file would let it be written under that
+  // name: linking counts as a write to the source.
+  c.event.file.path2 = to.real_path;
+  if (!permit(c, Operation::Write, from.real_path)) return;
+  c.event.file.path2 = from.real_path;
+  if (!permit(c, Operation::Write, to.real_path)) return;
+  if (!from.object) return finish(c, -ENOENT);
+  if (to.object) return finish(c, -EEXIST);
+  if (!to.parent) return finish(c, -EEXIST);
+  // linkat(fd, "", AT_EMPTY_PATH) needs CAP_DAC_READ_SEARCH; the procfs path
+  // with AT_SYMLINK_FOLLOW links the same pinned inode without it.
+  long rc = ::linkat(AT_FDCWD, procFd(from.object.get()).c_str(), to.parent.get(),
+                     to.name.c_str(), AT_SYMLINK_FOLLOW);
+  finish(c, rc < 0 ? -errno : 0);
+}
+
+void NotifyHandler::handleSymlink(Call& c, uint64_t target_addr, int newdir, uint64_t newpath) {
+  c.operation = "symlink";
+  char target[kPathMax];
+  auto len = tracer::readTargetString(c.tid, target_addr, target, sizeof target);
+  if (!len) return finish(c, -len.error().code);
+  ResolvedPath at;
+  if (!resolve(c, newdir, newpath, {.follow_final = false}, &at)) return;
+  c.event.file.path2 = std::string(target, *len);
+  // Creating the link is a write to its own name; what it points to is
+  // checked when someone opens through it.
+  if (!permit(c, Operation::Write, at.real_path)) return;
+  if (at.object || !at.parent) return finish(c, -EEXIST);
+  long rc = ::symlinkat(target, at.parent.get(), at.name.c_str());
+  finish(c, rc < 0 ? -errno : 0);
+}
+
+void NotifyHandler::handleTruncate(Call& c, uint64_t path, off_t length) {
+  c.operation = "truncate";
+  ResolvedPath target;
+  if (!resolve(c, AT_FDCWD, path, {}, &target)) return;
+  if (!permit(c, Operation::Write, target.real_path)) return;
+  if (!target.object) return finish(c, -ENOENT);
+  struct stat st;
+  if (::fstat(target.object.get(), &st) != 0) return finish(c, -errno);
+  if (S_ISDIR(st.st_mode)) return finish(c, -EISDIR);
+  if (!S_ISREG(st.st_mode)) return finish(c, -EINVAL);
+  UniqueFd fd(::open(procFd(target.object.get()).c_str(), O_WRONLY | O_CLOEXEC | O_NONBLOCK));
+  if (!fd) return finish(c, -errno);
+  finish(c, ::ftruncate(fd.get(), length) < 0 ? -errno : 0);
+}
+
+void NotifyHandler::handleChmod(Call& c, int dirfd, uint64_t path, unsigned mode, int flags) {
+  c.operation = "chmod";
+  c.event.file.mode = static_cast<int>(mode);
+  ResolvedPath target;
+  if (!resolveTarget(c, dirfd, path, !(flags & AT_SYMLINK_NOFOLLOW), &target)) return;
+  if (!permit(c, Operation::Write, target.real_path)) return;
+  if (!target.object) return finish(c, -ENOENT);
+  struct stat st;
+  if (::fstat(target.object.get(), &st) == 0 && S_ISLNK(st.st_mode)) return finish(c, -EOPNOTSUPP);
+  long rc = ::chmod(procFd(target.object.get()).c_str(), mode);
+  finish(c, rc < 0 ? -errno : 0);
+}
+
+void NotifyHandler::handleChown(Call& c, int dirfd, uint64_t path, uid_t uid, gid_t gid, int flags) {
+  c.operation = "chown";
+  ResolvedPath target;
+  if (!resolveTarget(c, dirfd, path, !(flags & AT_SYMLINK_NOFOLLOW), &target)) return;
+  if (!permit(c, Operation::Write, target.real_path)) return;
+  if (!target.object) return finish(c, -ENOENT);
+  long rc = ::fchownat(target.object.get(), "", uid, gid, AT_EMPTY_PATH);
+  finish(c, rc < 0 ? -errno : 0);
+}
+
+void NotifyHandler::handleUtimes(Call& c, int dirfd, uint64_t path, uint64_t times, int kind,
+                                 int flags) {
+  c.operation = "utimes";
+  timespec ts[2];
+  timespec* tsp = nullptr;
+  if (times != 0) {
+    if (kind == 0) {  // struct utimbuf
+      utimbuf ub;
+      auto got = tracer::readTargetMemory(c.tid, times, &ub, sizeof ub);
+      if (!got || *got < sizeof ub) return finish(c, -EFAULT);
+      ts[0] = {ub.actime, 0};
+      ts[1] = {ub.modtime, 0};
+    } else if (kind == 1) {  // struct timeval[2]
+      timeval tv[2];
+      auto got = tracer::readTargetMemory(c.tid, times, tv, sizeof tv);
+      if (!got || *got < sizeof tv) return finish(c, -EFAULT);
+      for (int i = 0; i < 2; ++i) ts[i] = {tv[i].tv_sec, tv[i].tv_usec * 1000};
+    } else {
+      auto got = tracer::readTargetMemory(c.tid, times, ts, sizeof ts);
+      if (!got || *got < sizeof ts) return finish(c, -EFAULT);
+    }
+    tsp = ts;
+  }
+  // utimensat(fd, NULL, ...) is futimens: the open file itself, decided too
+  // (an owner needs no write access to set times).
+  ResolvedPath target;
+  if (!resolveTarget(c, dirfd, path, !(flags & AT_SYMLINK_NOFOLLOW), &target)) return;
+  if (!permit(c, Operation::Write, target.real_path)) return;
+  if (!target.object) return finish(c, -ENOENT);
+  long rc = ::utimensat(AT_FDCWD, procFd(target.object.get()).c_str(), tsp, 0);
+  finish(c, rc < 0 ? -errno : 0);
+}
+
+void NotifyHandler::handleXattr(Call& c, int fd, uint64_t path, uint64_t name_addr,
+                                uint64_t value_addr, size_t size, int flags, bool follow,
+                                bool remove) {
+  c.operation = remove ? "removexattr" : "setxattr";
+  char name[256];
+  auto len = tracer::readTargetString(c.tid, name_addr, name, sizeof name);
+  if (!len) return finish(c, len.error().code == ENAMETOOLONG ? -ERANGE : -len.error().code);
+  std::string value;
+  if (!remove) {
+    if (size > XATTR_SIZE_MAX) return finish(c, -E2BIG);
+    value.resize(size);
+    if (size > 0) {
+      auto got = tracer::readTargetMemory(c.tid, value_addr, value.data(), size);
+      if (!got || *got < size) return finish(c, -EFAULT);
+    }
+  }
+  ResolvedPath target;
+  if (!resolveTarget(c, fd, path, follow, &target)) return;
+  if (!permit(c, Operation::Write, target.real_path)) return;
+  if (!target.object) return finish(c, -ENOENT);
+  struct stat st;
+  if (::fstat(target.object.get(), &st) == 0 && S_ISLNK(st.st_mode)) return finish(c, -EPERM);
+  // Through the procfs path the kernel reaches the pinned inode.
+  const std::string p = procFd(target.object.get());
+  long rc = remove ? ::removexattr(p.c_str(), name)
+                   : ::setxattr(p.c_str(), name, value.data(), value.size(), flags);
+  finish(c, rc < 0 ? -errno : 0);
+}
+
+bool NotifyHandler::noteExecFile(Call& c, int object_fd) {
+  if (!options_.exec_recheck) return true;
+  // Identified as the kernel will see it at exec (s_dev, i_ino). Not
+  // identifiable means the re-check would kill it: refuse it here instead.
+  auto id = tracer::execFileIdOf(object_fd);
+  if (!id || exec_ids_.size() >= tracer::kMaxExecFiles) {
+    finish(c, -EACCES);
+    return false;
+  }
+  exec_ids_.push_back(*id);
+  return true;
+}
+
+// The interpreter named by a script's "#!" line, or "" when `fd` is not a
+// script (reads the first line, as binfmt_script does).
+static std::string interpreterOf(int fd) {
+  char buf[256];
+  const ssize_t n = ::pread(fd, buf, sizeof buf, 0);
+  if (n < 3 || buf[0] != '#' || buf[1] != '!') return {};
+  std::string_view line(buf + 2, static_cast<size_t>(n - 2));
+  line = line.substr(0, line.find('\n'));
+  const size_t start = line.find_first_not_of(" \t");
+  if (start == std::string_view::npos) return {};
+  line.remove_prefix(start);
+  return std::string(line.substr(0, line.find_first_of(" \t")));
+}
+
+bool NotifyHandler::permitInterpreters(Call& c, const ResolvedPath& binary) {
+  // The kernel opens a script's interpreter itself, in no syscall we see, so
+  // judge it here by the same exec rules, following nested "#!" lines as far
+  // as the kernel does (4 levels). A script rewritten between this read and
+  // the kernel's is the exec race of docs/enforcement.md "exec".
+  UniqueFd file(::open(procFd(binary.object.get()).c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
+  for (int depth = 0; depth < 4 && file; ++depth) {
+    const std::string interpreter = interpreterOf(file.get());
+    if (interpreter.empty() || interpreter[0] != '/') return true;  // not a script, or relative
+    auto resolved = resolveTargetPath(c.tid, c.tgid ? c.tgid : c.tid, AT_FDCWD, interpreter, {});
+    if (!resolved || !resolved->object) return true;  // the kernel's own exec will fail
+    if (!permit(c, Operation::Exec, resolved->real_path)) return false;
+    if (!noteExecFile(c, resolved->object.get())) return false;
+    file.reset(::open(procFd(resolved->object.get()).c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
+  }
+  return true;
+}
+
+void NotifyHandler::handleExec(Call& c, int dirfd, uint64_t path, uint64_t argv_addr, int flags) {
+  c.category = "exec";
+  c.operation = "exec";
+  ResolvedPath target;
+  std::string raw;
+  if (flags & AT_EMPTY_PATH) {
+    char empty[2];
+    auto len = tracer::readTargetString(c.tid, path, empty, sizeof empty);
+    // execveat(fd, "", AT_EMPTY_PATH): the binary is the open fd itself.
+    if (len && *len == 0 && !resolveTarget(c, dirfd, 0, true, &target)) return;
+  }
+  if (!target.object &&
+      !resolve(c, dirfd, path,
+               {.follow_final = !(flags & AT_SYMLINK_NOFOLLOW), .object_only = true}, &target,
+               &raw))
+    return;
+  if (!target.object) return finish(c, -ENOENT);
+  // argv, for the audit record only (never for the decision). One element and
+  // one byte more than an event keeps, so the encoder sees a cut and flags it.
+  for (size_t i = 0; i <= kAuditMaxArgs && argv_addr; ++i) {
+    uint64_t ptr = 0;
+    auto got = tracer::readTargetMemory(c.tid, argv_addr + 8 * i, &ptr, sizeof ptr);
+    if (!got || *got < sizeof ptr || ptr == 0) break;
+    char arg[kAuditMaxArgBytes + 2];
+    auto len = tracer::readTargetString(c.tid, ptr, arg, sizeof arg);
+    if (!len && len.error().code != ENAMETOOLONG) break;
+    c.event.exec.argv.emplace_back(arg, len ? *len : sizeof arg - 1);  // a long one: its start
+  }
+  exec_ids_.clear();
+  if (!permit(c, Operation::Exec, target.real_path)) return;
+  if (!noteExecFile(c, target.object.get())) return;
+  if (!permitInterpreters(c, target)) return;
+  if (has_profiles_) {
+    const pid_t process = threadGroupOf(c.tid);
+    std::string_view current = profileOf(process);
+    std::string_view next = engine_.profileAfterExec(current, target.real_path);
+    if (next != current && options_.on_profile_switch) {
+      if (auto st = options_.on_profile_switch(process, current, next); !st) {
+        reportDenial(Operation::Exec, target.real_path,
+                     {Verdict::Deny, "profile-switch-failed", st.error().message()});
+        return finish(c, -EACCES);
+      }
+    }
+    if (next != current) setProfile(process, next);
+  }
+  processes_.invalidate(c.tid);
+  // exec can't be emulated: the kernel must load the binary. CONTINUE lets
+  // the kernel re-read the path, so a racing thread could swap it after our
+  // check. The decision is therefore pinned to the files we judged: the
+  // re-check at sched_process_exec SIGKILLs this thread's exec unless the
+  // binary about to run is one of them (docs/enforcement.md "exec"). Without
+  // it, Landlock's EXECUTE rights are the floor.
+  if (options_.exec_recheck) {
+    if (auto st = options_.exec_recheck->approveExec(c.tid, exec_ids_); !st) {
+      reportDenial(Operation::Exec, target.real_path,
+                   {Verdict::Deny, "exec-recheck-unavailable", st.error().message()});
+      return finish(c, -EACCES);
+    }
+  }
+  if (!listener_.idValid(c.req.id)) {
+    c.answered = true;
+    return;
+  }
+  c.answered = true;
+  (void)listener_.respondContinue(c.req.id);
+}
+
+}  // namespace sv::supervisor

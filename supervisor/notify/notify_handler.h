@@ -1,0 +1,158 @@
+// NotifyHandler: decides and emulates the syscalls seccomp sends to user space.
+//
+// For every notification: read the path argument(s) from the target, resolve
+// them the way the kernel would but pinned (target_path.h), ask the Engine,
+// and then either fail the syscall (EACCES) or perform it ourselves on the
+// pinned fds and hand back the result (ADDFD for opens). The kernel never
+// re-reads the target's memory after our decision, so a thread racing the path
+// pointer cannot swap the file under a decision. exec is the exception (the
+// kernel must load the binary itself); see handleExec for why that is bounded.
+//
+// The supervisor runs with the target's credentials minus capabilities (its
+// effective set is emptied after launch), so an emulated operation succeeds
+// exactly when the target's own would have, as far as DAC is concerned.
+#pragma once
+
+#include <linux/seccomp.h>
+#include <sys/types.h>
+
+#include <functional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "policy/engine.h"
+#include "supervisor/notify/notify_decode.h"
+#include "supervisor/audit/audit_log.h"
+#include "supervisor/proc/process_info.h"
+#include "supervisor/notify/target_path.h"
+#include "tracer/seccomp/notify.h"
+#include "tracer/bpf/proc_tracker.h"
+
+namespace sv::supervisor {
+
+struct NotifyOptions {
+  bool audit_mode = false;  // decide, record would-deny, but allow
+  bool quiet = false;       // no denial line on stderr
+  bool audit_allows = true; // record allowed decisions too (audit.level != deny)
+  std::string workspace;    // for shorter paths in denial messages
+  pid_t root_pid = -1;      // the command; its profile is the base policy
+  std::string session_cgroup;  // name of the session cgroup: scopes /proc/PID (target_path.h)
+  // The in-kernel exec re-check: every exec let through is approved there
+  // for the file(s) judged, so a path swapped after the check gets SIGKILL.
+  tracer::ProcTracker* exec_recheck = nullptr;
+  // Called while an exec that switches a process's profile is held, before
+  // the exec may go on: moves the process to where the kernel's per-profile
+  // network plan finds it (profile_network.h). An error refuses the exec.
+  std::function<Status(pid_t tgid, std::string_view from, std::string_view to)> on_profile_switch;
+  // Where the kernel keeps each process's profile (bpf-lsm: task storage,
+  // switched at exec), since this handler then never sees the execs: the
+  // profile name ("" = base) of process `tgid`. Unset: the handler's own
+  // records of the switches it approved.
+  std::function<std::string(pid_t tgid)> profile_of;
+};
+
+class NotifyHandler {
+ public:
+  NotifyHandler(const policy::Engine& engine, tracer::NotifyListener& listener, AuditLog& audit,
+                NotifyOptions options);
+
+  // Receives and answers one pending notification. Never throws.
+  void handleOne();
+
+  uint64_t handled() const { return handled_; }
+
+ private:
+  struct Call;  // one notification being handled
+
+  void dispatch(Call& call);
+  void handleOpen(Call& call, int dirfd, uint64_t path, int flags, unsigned mode, uint64_t resolve);
+  void handleOpenat2(Call& call, const DecodedCall& decoded);
+  void handleCreate(Call& call, int dirfd, uint64_t path, unsigned mode, dev_t dev, int kind);
+  void handleRemove(Call& call, int dirfd, uint64_t path, int flags);
+  void handleRename(Call& call, int olddir, uint64_t oldpath, int newdir, uint64_t newpath,
+                    unsigned flags);
+  // For a directory being renamed to `new_path`: no protected path may be
+  // inside it, neither under its old name nor under its new one.
+  bool directoryMovePermitted(Call& call, const ResolvedPath& dir, const std::string& new_path);
+  void handleLink(Call& call, int olddir, uint64_t oldpath, int newdir, uint64_t newpath, int flags);
+  void handleSymlink(Call& call, uint64_t target, int newdir, uint64_t newpath);
+  void handleTruncate(Call& call, uint64_t path, off_t length);
+  void handleChmod(Call& call, int dirfd, uint64_t path, unsigned mode, int flags);
+  void handleChown(Call& call, int dirfd, uint64_t path, uid_t uid, gid_t gid, int flags);
+  void handleUtimes(Call& call, int dirfd, uint64_t path, uint64_t times, int kind, int flags);
+  void handleXattr(Call& call, int fd, uint64_t path, uint64_t name, uint64_t value, size_t size,
+                   int flags, bool follow, bool remove);
+  void handleExec(Call& call, int dirfd, uint64_t path, uint64_t argv, int flags);
+  // The interpreters of a script (its "#!" chain) by the exec rules; on a
+  // denial answers EACCES and returns false.
+  bool permitInterpreters(Call& call, const ResolvedPath& binary);
+  // Adds the file at object_fd to the exec's approval (with a re-check);
+  // answers EACCES and returns false when it can't be identified.
+  bool noteExecFile(Call& call, int object_fd);
+
+  // Reads a path argument and resolves it; on failure answers the syscall
+  // with the errno the kernel would have given and returns false.
+  bool resolve(Call& call, int dirfd, uint64_t addr, const ResolveOptions& options,
+               ResolvedPath* out, std::string* raw = nullptr);
+  // The object of a metadata syscall: `path` in `dirfd`, or, when path is
+  // null (fchmod, fchown, f*xattr, futimens), the open file `dirfd` itself,
+  // pinned through /proc/TID/fd/N so a racing dup2 can't swap it. On failure
+  // answers the syscall and returns false.
+  bool resolveTarget(Call& call, int dirfd, uint64_t path, bool follow, ResolvedPath* out);
+  // Reads a path argument; on failure answers the syscall and returns false.
+  bool readPath(Call& call, uint64_t addr, std::string* out);
+  // Asks the engine (no side effects).
+  policy::Decision decide(Call& call, policy::Operation op, std::string_view real_path);
+  // Records a decision (audit event, denial line); on an enforced deny
+  // answers EACCES and returns false.
+  bool record(Call& call, policy::Operation op, std::string_view real_path,
+              const policy::Decision& decision);
+  bool permit(Call& call, policy::Operation op, std::string_view real_path);
+  // How to (re)open the target of an emulated open: its absolute path from
+  // the root without symlinks (fast path), or an O_PATH fd of the inode we
+  // decided on. A value rather than a closure, so the hot path allocates
+  // nothing. operator() returns the fd or -errno.
+  struct Reopen {
+    std::string_view path;  // not owned
+    int object_fd = -1;     // not owned; used when >= 0
+    unsigned flags = 0;     // open(2) flags without O_CLOEXEC
+    unsigned mode = 0;
+    bool creat = false;     // may create: the target's umask applies
+    pid_t tid = 0;
+    int operator()(int extra_flags) const;
+  };
+  // Hands an fd opened for the target to it (ADDFD|SEND); see the .cpp for
+  // why `fd` was opened O_NONBLOCK and what `reopen` (may be null) is for.
+  void injectOpened(Call& call, int fd, int flags, const Reopen* reopen);
+  // Answers with the result of an emulated syscall (rc < 0: -errno).
+  void finish(Call& call, long rc);
+
+  std::string_view profileOf(pid_t tgid);
+  void reportDenial(policy::Operation op, std::string_view path, const policy::Decision& d);
+
+  const policy::Engine& engine_;
+  tracer::NotifyListener& listener_;
+  AuditLog& audit_;
+  NotifyOptions options_;
+  ProcessCache processes_;
+  bool has_profiles_ = false;
+  // Records the profile of process `tgid` (with its start time, see profileOf).
+  void setProfile(pid_t tgid, std::string_view profile);
+  struct ProfileEntry {
+    std::string profile;
+    uint64_t start_time = 0;  // of the process it was made for (/proc/PID/stat)
+  };
+  std::unordered_map<pid_t, ProfileEntry> profiles_;  // tgid -> profile (only with profiles)
+  std::string kernel_profile_;  // profileOf's answer from options_.profile_of
+  // Scratch for the open fast path (the path argument, its absolute form),
+  // reused so that steady state allocates nothing.
+  std::string raw_, abs_;
+  AuditEvent event_;  // the decision being recorded, reused (see AuditEvent::reset)
+  // The files the exec being handled may run (binary, #! interpreters).
+  std::vector<tracer::ExecFileId> exec_ids_;
+  uint64_t handled_ = 0;
+};
+
+}  // namespace sv::supervisor

@@ -1,0 +1,233 @@
+// Reads process identity from /proc for audit events, with an LRU cache.
+//
+// Every read tolerates ENOENT/ESRCH (the process is gone) and EACCES (a
+// process in another user namespace) by leaving the field unknown: an audit
+// event with a partial process is better than no event.
+#include "supervisor/proc/process_info.h"
+
+#include <time.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cstdio>
+#include <cstdlib>
+#include <string_view>
+
+#include "common/proc_status.h"
+#include "common/read_file.h"
+#include "supervisor/audit/limits.h"
+
+namespace sv::supervisor {
+namespace {
+
+// argv can be huge (a linker command line); the audit event does not need
+// more than this. The cut is at a byte boundary, the encoder deals with UTF-8.
+// More than an event keeps (its elements plus a NUL after each), so a cut
+// here is always one the encoder sees and flags as `truncated`.
+constexpr size_t kMaxCmdlineBytes = 2 * kAuditMaxArgvBytes;
+static_assert(kMaxCmdlineBytes > kAuditMaxArgvBytes + kAuditMaxArgs);
+
+std::string readLink(const std::string& path) {
+  char buf[PATH_MAX];
+  ssize_t n = ::readlink(path.c_str(), buf, sizeof buf);
+  if (n < 0) return {};
+  return std::string(buf, size_t(n));
+}
+
+struct StatFields {
+  std::string comm;
+  int ppid = -1;
+  uint64_t start_time = 0;
+  bool ok = false;
+};
+
+// /proc/PID/stat: "pid (comm) state ppid ... starttime ...". comm may contain
+// spaces and parentheses, so fields are counted from the LAST ')'.
+StatFields parseStat(const std::string& s) {
+  StatFields f;
+  size_t open = s.find('(');
+  size_t close = s.rfind(')');
+  if (open == std::string::npos || close == std::string::npos || close < open) return f;
+  f.comm = s.substr(open + 1, close - open - 1);
+  // Tokens after ") ": index 0 is field 3 (state), so field N is index N-3.
+  std::string_view rest(s);
+  rest.remove_prefix(close + 1);
+  int index = -1;
+  size_t i = 0;
+  while (i < rest.size()) {
+    while (i < rest.size() && rest[i] == ' ') ++i;
+    size_t j = i;
+    while (j < rest.size() && rest[j] != ' ' && rest[j] != '\n') ++j;
+    if (j == i) break;
+    ++index;
+    std::string tok(rest.substr(i, j - i));
+    if (index == 4 - 3) f.ppid = std::atoi(tok.c_str());
+    if (index == 22 - 3) {
+      f.start_time = std::strtoull(tok.c_str(), nullptr, 10);
+      f.ok = true;
+      break;
+    }
+    i = j;
+  }
+  return f;
+}
+
+}  // namespace
+
+namespace {
+
+// ppid (field 4) and starttime (field 22) of /proc/PID/stat, read into a
+// stack buffer: the start-time checks run on the decision path and must not
+// allocate. False when the process is gone or the line is malformed.
+bool readStatNumbers(int pid, int* ppid, uint64_t* start_time) {
+  if (pid <= 0) return false;
+  char path[64];
+  std::snprintf(path, sizeof path, "/proc/%d/stat", pid);
+  char buf[1024];  // comm is at most 16 bytes: the line is far shorter
+  const ssize_t n = readFilePrefix(path, buf, sizeof buf);
+  if (n <= 0) return false;
+  std::string_view line(buf, static_cast<size_t>(n));
+  const size_t close = line.rfind(')');
+  if (close == std::string_view::npos) return false;
+  line.remove_prefix(close + 1);
+  // Fields after ") " start at field 3 (state).
+  int field = 2;
+  while (!line.empty()) {
+    const size_t start = line.find_first_not_of(' ');
+    if (start == std::string_view::npos) break;
+    line.remove_prefix(start);
+    const size_t end = std::min(line.find_first_of(" \n"), line.size());
+    ++field;
+    if (field == 4 && ppid) std::from_chars(line.data(), line.data() + end, *ppid);
+    if (field == 22) {
+      if (start_time) std::from_chars(line.data(), line.data() + end, *start_time);
+      return true;
+    }
+    line.remove_prefix(end);
+  }
+  return false;
+}
+
+}  // namespace
+
+uint64_t readStartTime(int pid) {
+  uint64_t start_time = 0;
+  return readStatNumbers(pid, nullptr, &start_time) ? start_time : 0;
+}
+
+int readParentPid(int pid) {
+  int ppid = -1;
+  return readStatNumbers(pid, &ppid, nullptr) ? ppid : -1;
+}
+
+ProcessInfo readProcessInfo(int pid, int tid) {
+  ProcessInfo info;
+  info.pid = pid;
+  info.tid = tid > 0 ? tid : pid;
+  if (pid <= 0) return info;
+  const std::string proc = "/proc/" + std::to_string(pid);
+  const std::string task = proc + "/task/" + std::to_string(info.tid);
+  std::string buf;
+
+  if (readFileInto(proc + "/stat", buf, 4096)) {
+    StatFields f = parseStat(buf);
+    if (f.ok) {
+      info.ppid = f.ppid;
+      info.start_time = f.start_time;
+      info.comm = f.comm;
+    }
+  }
+  // comm is per thread; fall back to the process's when the thread is gone.
+  if (info.tid != pid && readFileInto(task + "/comm", buf, 64)) {
+    if (!buf.empty() && buf.back() == '\n') buf.pop_back();
+    info.comm = buf;
+  }
+  // Credentials are per thread too (setresuid in one thread via raw syscall).
+  if (readFileInto(task + "/status", buf, 16 * 1024) ||
+      readFileInto(proc + "/status", buf, 16 * 1024)) {
+    // "Uid:\t1000\t1000\t1000\t1000": real, effective, saved, filesystem.
+    if (auto v = procStatusNumber<uint32_t>(buf, "Uid", 0)) info.uid = *v;
+    if (auto v = procStatusNumber<uint32_t>(buf, "Uid", 1)) info.euid = *v;
+    if (auto v = procStatusNumber<uint32_t>(buf, "Gid", 0)) info.gid = *v;
+  }
+  if (readFileInto(proc + "/cmdline", buf, kMaxCmdlineBytes)) {
+    // NUL-separated, usually NUL-terminated; a process that rewrote its
+    // argv area may leave no terminator.
+    size_t start = 0;
+    while (start < buf.size()) {
+      size_t end = buf.find('\0', start);
+      if (end == std::string::npos) end = buf.size();
+      info.argv.emplace_back(buf, start, end - start);
+      start = end + 1;
+    }
+  }
+  info.exe = readLink(proc + "/exe");
+  // The parent's binary tells "bash ran curl" from "node ran curl"; it may be
+  // outside the supervised tree (the supervisor itself for the root process).
+  if (info.ppid > 0) info.parent_exe = readLink("/proc/" + std::to_string(info.ppid) + "/exe");
+  info.cwd = readLink(task + "/cwd");
+  if (info.cwd.empty()) info.cwd = readLink(proc + "/cwd");
+  return info;
+}
+
+std::shared_ptr<const ProcessInfo> ProcessCache::lookup(int pid, int tid, uint64_t start_time) {
+  if (tid <= 0) tid = pid;
+  Key key{pid, tid};
+  auto it = map_.find(key);
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  const uint64_t now_ns = uint64_t(ts.tv_sec) * 1'000'000'000 + uint64_t(ts.tv_nsec);
+  if (it != map_.end()) {
+    Entry& entry = *it->second;
+    if (!start_time && now_ns - entry.checked_ns < kRecheckAfterNs) {
+      lru_.splice(lru_.begin(), lru_, it->second);
+      return entry.info;
+    }
+    uint64_t now = start_time ? start_time : readStartTime(pid);
+    // now == 0: the process is gone; the cached identity is the best we have
+    // for an event it produced just before exiting.
+    if (now == 0 || now == entry.info->start_time) {
+      entry.checked_ns = now_ns;
+      lru_.splice(lru_.begin(), lru_, it->second);
+      return entry.info;
+    }
+    erase(it->second);  // pid reused by a different process
+  }
+  auto info = std::make_shared<ProcessInfo>(readProcessInfo(pid, tid));
+  ++reads_;
+  if (auto p = profiles_.find(pid); p != profiles_.end()) info->profile = p->second;
+  lru_.push_front(Entry{key, info, now_ns});
+  map_[key] = lru_.begin();
+  while (map_.size() > capacity_) erase(std::prev(lru_.end()));
+  return info;
+}
+
+void ProcessCache::erase(List::iterator it) {
+  map_.erase(it->key);
+  lru_.erase(it);
+}
+
+void ProcessCache::invalidate(int pid) {
+  for (auto it = lru_.begin(); it != lru_.end();) {
+    auto next = std::next(it);
+    if (it->key.pid == pid) erase(it);
+    it = next;
+  }
+}
+
+void ProcessCache::forget(int pid) {
+  invalidate(pid);
+  profiles_.erase(pid);
+}
+
+void ProcessCache::setProfile(int pid, std::string profile) {
+  for (auto& e : lru_) {
+    if (e.key.pid == pid) e.info->profile = profile;
+  }
+  profiles_[pid] = std::move(profile);
+}
+
+}  // namespace sv::supervisor

@@ -1,0 +1,85 @@
+// readProcessInfo(): who made a syscall (audit/process.h), read from /proc
+// when an event needs it. A process can exit between the
+// kernel event and our read, so readProcessInfo() never fails: whatever it
+// could not read stays empty (strings) or "unknown" (-1 / kUnknownId / 0
+// start_time), and the event still goes out. ProcessCache keeps a burst of
+// events from one process from re-reading /proc every time; entries are keyed
+// by (pid, tid) and checked against start_time so a recycled pid never shows
+// the previous owner's argv.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <list>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "supervisor/audit/process.h"
+
+namespace sv::supervisor {
+
+// Reads /proc/<pid> (and /proc/<pid>/task/<tid> for the per-thread fields).
+// tid <= 0 means tid = pid. Never throws, never fails: see the file comment.
+ProcessInfo readProcessInfo(int pid, int tid);
+
+// Only the start time (one small read), for cache validation. 0 if gone.
+uint64_t readStartTime(int pid);
+// Only the parent pid (one small read), for walking up the tree. -1 if gone.
+int readParentPid(int pid);
+
+// LRU cache of ProcessInfo. Not thread-safe: used from the supervisor loop.
+class ProcessCache {
+ public:
+  explicit ProcessCache(size_t capacity = 1024) : capacity_(capacity ? capacity : 1) {}
+
+  // Returns the cached info for (pid, tid) if it belongs to the same process
+  // instance, else reads /proc. `start_time` is the process start time when
+  // the caller already knows it (BPF events carry it): a hit then costs no
+  // syscall. With 0 the cache reads /proc/PID/stat once to validate.
+  // The pointer stays valid after eviction; point AuditEvent::process at it.
+  std::shared_ptr<const ProcessInfo> lookup(int pid, int tid, uint64_t start_time = 0);
+
+  // The process exec'd: comm, exe, argv changed for every thread.
+  void invalidate(int pid);
+  // The process exited: drop its entries and its profile.
+  void forget(int pid);
+  // The supervisor's process table assigned a profile; applies to cached and
+  // future entries of this pid.
+  void setProfile(int pid, std::string profile);
+
+  size_t size() const { return map_.size(); }
+  uint64_t reads() const { return reads_; }  // /proc full reads, for tests and stats
+
+ private:
+  struct Key {
+    int pid, tid;
+    bool operator==(const Key&) const = default;
+  };
+  struct KeyHash {
+    size_t operator()(const Key& k) const {
+      return std::hash<uint64_t>()((uint64_t(uint32_t(k.pid)) << 32) | uint32_t(k.tid));
+    }
+  };
+  struct Entry {
+    Key key;
+    std::shared_ptr<ProcessInfo> info;
+    uint64_t checked_ns = 0;  // CLOCK_MONOTONIC of the last start-time check
+  };
+  // How long a start-time check stays good. Reusing a pid means cycling
+  // through pid_max pids; within this window that is out of reach, and it
+  // saves a /proc read on every event of a busy process.
+  static constexpr uint64_t kRecheckAfterNs = 250'000'000;
+  using List = std::list<Entry>;
+
+  void erase(List::iterator it);
+
+  size_t capacity_;
+  List lru_;  // front = most recently used
+  std::unordered_map<Key, List::iterator, KeyHash> map_;
+  std::unordered_map<int, std::string> profiles_;
+  uint64_t reads_ = 0;
+};
+
+}  // namespace sv::supervisor

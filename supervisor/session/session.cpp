@@ -1,0 +1,620 @@
+// Session: probe, confine, launch, supervise, report; see session.h.
+//
+// runSession() is a list of named steps over one SessionState, in the order
+// the set-up must happen. Each step is one function that either leaves the
+// state ready for the next or returns the exit status to stop with; the
+// state's members are declared in step order, so an early return tears down
+// exactly what was built, in reverse (and the command, launched but not yet
+// let go, leaves unrun).
+#include "supervisor/session/session.h"
+
+#include <linux/capability.h>
+#include <signal.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <optional>
+
+#include "policy/compile.h"
+#include "policy/engine.h"
+#include "supervisor/audit/audit_log.h"
+#include "supervisor/audit/policy_json.h"
+#include "supervisor/host/feature_matrix.h"
+#include "supervisor/loop/supervision.h"
+#include "supervisor/net/dns_allow.h"
+#include "supervisor/net/net_events.h"
+#include "supervisor/net/profile_network.h"
+#include "supervisor/notify/notify_handler.h"
+#include "supervisor/notify/notify_thread.h"
+#include "supervisor/proc/process_events.h"
+#include "supervisor/session/launcher.h"
+#include "supervisor/session/lsm_backend.h"
+#include "supervisor/session/watchdog.h"
+#include "tracer/bpf/net_filter.h"
+#include "tracer/capabilities.h"
+#include "tracer/cgroup.h"
+#include "tracer/landlock.h"
+#include "tracer/probe.h"
+#include "tracer/seccomp/notify.h"
+#include "tracer/seccomp/seccomp_programs.h"
+
+extern char** environ;
+
+namespace sv::supervisor {
+namespace {
+
+using policy::NetworkMode;
+
+// Processes and threads the tree may have at once: far above what builds,
+// test runners and language servers use, far below what exhausts a host.
+constexpr int kSessionPidsMax = 4096;
+
+void say(const std::string& line) { std::fprintf(stderr, "supervise: %s\n", line.c_str()); }
+
+// What the policy needs from the host, and whether the host has it.
+struct Requirement {
+  std::string feature;
+  bool available;
+  std::string detail;
+};
+
+// The probe's own note for a feature ("landlock: unavailable (...)"), if any.
+std::string probeNote(const tracer::HostFeatures& host, std::string_view prefix,
+                      std::string fallback) {
+  for (const auto& note : host.notes)
+    if (note.starts_with(prefix)) return note.substr(prefix.size());
+  return fallback;
+}
+
+std::vector<Requirement> requirements(const policy::Policy& policy,
+                                      const tracer::HostFeatures& host, bool cgroup_ok,
+                                      const std::string& cgroup_detail, bool net_ok,
+                                      const std::string& net_detail) {
+  std::vector<Requirement> out;
+  out.push_back({"seccomp user-notify", host.seccomp_notify && host.notify_addfd,
+                 probeNote(host, "seccomp-notify: ", "unavailable")});
+  out.push_back({"Landlock", host.landlock_abi > 0, probeNote(host, "landlock: ", "unavailable")});
+  out.push_back({"a session cgroup (cgroup v2)", cgroup_ok,
+                 cgroup_detail.empty() ? probeNote(host, "cgroup: ", "unavailable") : cgroup_detail});
+  if (policy.network.mode.value_or(NetworkMode::All) != NetworkMode::All)
+    out.push_back({"cgroup socket BPF programs (network policy)", net_ok, net_detail});
+  return out;
+}
+
+// Sets the supervisor's effective capabilities to `mask` within its
+// permitted set (which is never reduced, so they can come back).
+void setOwnEffectiveCapabilities(uint64_t mask) {
+  __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
+  __user_cap_data_struct data[2] = {};
+  if (::syscall(SYS_capget, &header, data) != 0) return;
+  const uint64_t permitted = data[0].permitted | (uint64_t(data[1].permitted) << 32);
+  const uint64_t effective = permitted & mask;
+  data[0].effective = static_cast<uint32_t>(effective);
+  data[1].effective = static_cast<uint32_t>(effective >> 32);
+  (void)::syscall(SYS_capset, &header, data);
+}
+
+// After launch the supervisor acts for the command (emulated opens, renames):
+// it must not be mightier than the command. Clear the effective capability
+// set, keeping CAP_SYS_PTRACE (reading the memory of a reparented daemon
+// under Yama) and whatever the policy let the command keep.
+void lowerOwnCapabilities(uint64_t keep) {
+  setOwnEffectiveCapabilities(keep | (1ULL << CAP_SYS_PTRACE));
+}
+
+// The command is gone: take back what lowerOwnCapabilities() set aside, for
+// tearing down the session cgroup (cgroupfs refuses rmdir without them here).
+void restoreOwnCapabilities() { setOwnEffectiveCapabilities(~0ULL); }
+
+// Ends the audit trail. A sink that broke (disk full, receiver gone for
+// good) cannot carry the report of its own loss: stderr does.
+void finishAudit(AuditLog& audit, const ExitStatus& exit) {
+  audit.finish(exit);
+  for (const Error& e : audit.sinkErrors()) say("audit: " + e.message());
+  if (const uint64_t lost = audit.counters().dropped)
+    say("audit: " + std::to_string(lost) + " audit record(s) lost");
+}
+
+std::string envOr(const char* name, const char* fallback) {
+  const char* v = std::getenv(name);
+  return v ? v : fallback;
+}
+
+std::string hostName() {
+  char buf[256] = {};
+  ::gethostname(buf, sizeof buf - 1);
+  return buf;
+}
+
+// Everything one session builds, in the order it is built (and torn down in
+// reverse). A step that returns early leaves the later members empty.
+struct SessionState {
+  explicit SessionState(const SessionOptions& o)
+      : options(o),
+        policy(*o.policy),
+        unsafe(policy.fallback == policy::Fallback::UnsafeHostProcess),
+        engine(o.policy) {}
+
+  bool auditOnly() const { return policy.mode == policy::Mode::Audit; }
+
+  const SessionOptions& options;
+  const policy::Policy& policy;
+  const bool unsafe;  // fallback: unsafe-host-process
+  const policy::Engine engine;
+  std::string exe;  // the command, resolved like a shell would
+
+  // probe, cgroup, backend
+  tracer::HostFeatures host;
+  policy::CompiledPolicy compiled;
+  const std::string session_id = newSessionId();
+  // The cgroup's name also names the session's v1 pids cgroup and scopes /proc.
+  const std::string cgroup_name = "supervise-" + session_id.substr(0, 12);
+  std::optional<tracer::SessionCgroup> cgroup;
+  std::string cgroup_error;
+  std::optional<tracer::PidsCgroupV1> pids_v1;
+  std::unique_ptr<LsmBackend> lsm;
+  std::optional<ProcTrackerLoad> proc;
+
+  // confinement and launch
+  UniqueFd ruleset;
+  std::optional<std::vector<sock_filter>> filter;
+  uint64_t keep_capabilities = 0;
+  sigset_t old_mask{};
+  UniqueFd sigfd;
+  LaunchSpec spec;
+  std::optional<Launched> launched;
+
+  // network
+  bool needs_net = false;
+  bool lsm_net = false;  // the BPF LSM judges connects
+  std::optional<policy::NetworkPlan> floor;
+  const std::map<std::string, policy::NetworkPlan> no_profile_plans;
+  std::optional<tracer::NetFilter> net;
+  std::optional<ProfileNetwork> profile_net;
+  std::string net_error = "unavailable (needs a session cgroup)";
+  std::unique_ptr<DnsAllow> dns;
+
+  // audit and watchdog
+  std::optional<AuditLog> audit;
+  std::optional<Watchdog> watchdog;
+
+  // supervision
+  Supervision supervision;
+  ProcessCache processes;
+  std::optional<tracer::NotifyListener> listener;
+  std::optional<NotifyHandler> handler;
+  std::unique_ptr<NotifyThread> notify_thread;  // declared after handler: stops first
+  std::optional<ProcessEvents> proc_events;
+  std::optional<NetEventAuditor> net_events;
+
+  const policy::NetworkPlan& baseNetwork() const { return floor ? *floor : compiled.network; }
+  const std::map<std::string, policy::NetworkPlan>& profileNetworks() const {
+    return lsm_net ? no_profile_plans : compiled.profile_network;
+  }
+};
+
+// A step returns nothing to go on, or the exit status to stop with.
+using StepResult = std::optional<int>;
+constexpr StepResult kNext = std::nullopt;
+
+// A failure once the command is set up and the trail has its start event:
+// nothing of the tree may run on, and the trail gets its end.
+int failStarted(SessionState& s, const std::string& why) {
+  say(why);
+  if (s.cgroup) (void)s.cgroup->kill();
+  finishAudit(*s.audit, ExitStatus{kExitSupervisorError, 0, false});
+  return kExitSupervisorError;
+}
+
+// The command must exist before anything is set up: 127/126 like a shell.
+StepResult findCommand(SessionState& s) {
+  if (s.options.command.empty()) {
+    say("no command given (usage: supervise [options] -- command [args...])");
+    return kExitSupervisorError;
+  }
+  auto exe = findExecutable(s.options.command[0], envOr("PATH", "/usr/local/bin:/usr/bin:/bin"));
+  if (!exe) {
+    const int err = exe.error().code;
+    say(s.options.command[0] + ": " + (err == ENOENT ? "command not found" : std::strerror(err)));
+    return err == ENOENT ? kExitNotFound : kExitCannotRun;
+  }
+  s.exe = std::move(*exe);
+  return kNext;
+}
+
+// Fail-closed sessions prove the host by setting themselves up (see
+// probeHostForSession); the unsafe fallback must know up front what to skip.
+StepResult probeHost(SessionState& s) {
+  s.host = s.unsafe ? tracer::probeHost() : tracer::probeHostForSession();
+  s.compiled = policy::compile(s.policy);  // seccomp plan: see chooseBackend()
+  return kNext;
+}
+
+// Session cgroup first: the network filter attaches to it. A fork bomb must
+// not take the host down: bound the tree's pids, in the session cgroup where
+// it has the pids controller, else in a v1 pids cgroup of its own (hybrid
+// hosts). Neither: the tree is unbounded, which `doctor` reports.
+StepResult createCgroup(SessionState& s) {
+  if (s.host.cgroup_writable) {
+    auto created = tracer::SessionCgroup::create(s.cgroup_name);
+    if (created)
+      s.cgroup.emplace(std::move(*created));
+    else
+      s.cgroup_error = created.error().message();
+  }
+  if (s.cgroup && !s.cgroup->setPidsMax(kSessionPidsMax)) {
+    auto created = tracer::PidsCgroupV1::create(s.cgroup_name, kSessionPidsMax);
+    if (created) s.pids_v1.emplace(std::move(*created));
+  }
+  return kNext;
+}
+
+// bpf-lsm decides files, exec and connect in the kernel where it runs;
+// user-notify then keeps only what its hooks cannot see (lsm_backend.h).
+// Process tracking and the exec re-check load on a thread meanwhile
+// (process_events.h).
+StepResult chooseBackend(SessionState& s) {
+  auto chosen = LsmBackend::select(
+      parseBackendChoice(s.options.backend).value_or(BackendChoice::Auto), s.options.policy,
+      s.compiled, s.cgroup ? s.cgroup->path() : std::string(),
+      LsmBackendOptions::forSession(s.policy, s.options.quiet));
+  if (!chosen) {
+    say("cannot enforce the policy: " + chosen.error().message() +
+        " (`supervise doctor` shows what this host can enforce)");
+    return kExitSupervisorError;
+  }
+  s.lsm = std::move(*chosen);
+  if (s.lsm) {
+    s.compiled.seccomp = s.lsm->seccompPlan(s.compiled.seccomp);
+    s.compiled.landlock = LsmBackend::landlockPlan(s.compiled.landlock);
+  }
+  s.proc.emplace(s.policy, s.compiled, s.cgroup ? s.cgroup->dirFd() : -1);
+  return kNext;
+}
+
+// The Landlock ruleset, the seccomp program and the capabilities the
+// command keeps: what the child applies to itself before its execve.
+StepResult prepareConfinement(SessionState& s) {
+  if (s.host.landlock_abi > 0) {
+    auto built = tracer::buildLandlockRuleset(s.compiled.landlock, s.host.landlock_abi);
+    if (!built) {
+      say("landlock: " + built.error().message());
+      if (!s.unsafe) return kExitSupervisorError;
+    } else {
+      s.ruleset = std::move(*built);
+    }
+  }
+  if (s.host.seccomp_notify) s.filter = tracer::prebuiltSeccompFilter(s.compiled.seccomp);
+  auto keep = tracer::capabilityMask(s.policy.keep_capabilities);
+  if (!keep) {
+    say("capabilities: " + keep.error().message());
+    return kExitPolicyError;
+  }
+  s.keep_capabilities = *keep;
+  return kNext;
+}
+
+// Signals we forward arrive on a signalfd; the command starts with our old
+// mask. The child sets itself up (launcher.h) while the network, audit and
+// watchdog are set up here; it execs only on letCommandGo().
+StepResult launchCommand(SessionState& s) {
+  sigset_t forwarded;
+  sigemptyset(&forwarded);
+  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) sigaddset(&forwarded, sig);
+  ::sigprocmask(SIG_BLOCK, &forwarded, &s.old_mask);
+  s.sigfd = UniqueFd(::signalfd(-1, &forwarded, SFD_NONBLOCK | SFD_CLOEXEC));
+
+  LaunchSpec& spec = s.spec;
+  spec.exe = s.exe;
+  spec.argv = s.options.command;
+  for (char** e = environ; *e; ++e) spec.env.emplace_back(*e);
+  spec.cgroup_fd = s.cgroup ? s.cgroup->dirFd() : -1;
+  spec.pids_cgroup_tasks_fd = s.pids_v1 ? s.pids_v1->tasksFd() : -1;
+  spec.landlock_ruleset_fd = s.ruleset ? s.ruleset.get() : -1;
+  spec.seccomp_filter = s.filter ? &*s.filter : nullptr;
+  spec.keep_capabilities = s.keep_capabilities;
+  spec.child_sigmask = s.old_mask;
+  auto launched = launch(spec);
+  if (!launched) {
+    say("cannot start " + s.options.command[0] + ": " + launched.error().message());
+    return kExitSupervisorError;
+  }
+  s.launched.emplace(std::move(*launched));
+  return kNext;
+}
+
+// Each profile gets its own plan in the kernel (profile_network.h): a
+// process moved into its profile's cgroup at a notified exec is judged by
+// it. Under bpf-lsm judging connects, execs are not notified; the LSM
+// applies each task's profile itself, and the cgroup programs, a second
+// line, get the floor of every plan (what no profile allows).
+StepResult loadNetworkFilter(SessionState& s) {
+  s.lsm_net = s.lsm && s.lsm->decidesNetwork();
+  if (s.lsm_net) s.floor = policy::networkFloor(s.compiled);
+  s.needs_net = s.policy.network.mode.value_or(NetworkMode::All) != NetworkMode::All ||
+                ProfileNetwork::anyOwnRules(s.policy);
+  if (tracer::testDisabled("bpf")) {
+    s.net_error = tracer::kDisabledByTest;
+    return kNext;
+  }
+  if (!s.needs_net || !s.cgroup) return kNext;
+  tracer::NetFilterOptions net_options;
+  // Under bpf-lsm the LSM decides (and reports) connects first; the cgroup
+  // programs stay as a second line and report only what they alone refuse.
+  net_options.deny_events_only = s.policy.audit.level == policy::AuditLevel::Deny || s.lsm_net;
+  // audit.level deny still records every connect (allowed ones too).
+  net_options.report_connects = !s.lsm_net;
+  net_options.audit_only = s.auditOnly();  // would-deny, never block
+  addDnsProxyOptions(s.baseNetwork(), s.profileNetworks(), net_options);  // dns_allow.h
+  net_options.unix_paths = !tracer::testDisabled("bpf-unix");  // as on a kernel < 6.7
+  auto loaded = tracer::NetFilter::load(s.baseNetwork(), s.profileNetworks(), s.cgroup->dirFd(),
+                                        net_options);
+  if (!loaded) {
+    s.net_error = loaded.error().message();
+    return kNext;
+  }
+  s.net.emplace(std::move(*loaded));
+  auto bound = ProfileNetwork::bind(*s.cgroup, *s.net, s.profileNetworks());
+  // A process moved into a profile's cgroup must stay judged by the BPF LSM.
+  Status judged;
+  if (bound && s.lsm)
+    for (uint64_t id : bound->cgroupIds())
+      if (judged.ok()) judged = s.lsm->filter().addSession(id);
+  if (bound && judged.ok()) {
+    s.profile_net.emplace(std::move(*bound));
+  } else {
+    s.net.reset();
+    s.net_error = "per-profile network rules: " + (bound ? judged.error() : bound.error()).message();
+  }
+  return kNext;
+}
+
+// Domain entries, the base's and every profile's (each learned address goes
+// to the plans naming its host): the DNS proxy stands in for the resolvers
+// before the tree runs.
+StepResult startDnsProxy(SessionState& s) {
+  if (!s.net || !anyHosts(s.baseNetwork(), s.profileNetworks())) return kNext;
+  auto started = DnsAllow::start(*s.net, dnsAllowOptionsFor(s.baseNetwork(), s.profileNetworks()));
+  if (started) {
+    s.dns = std::move(*started);
+  } else {
+    s.net.reset();
+    s.net_error = "domain entries: " + started.error().message();
+  }
+  return kNext;
+}
+
+// Fail closed: every mechanism the policy relies on, or nothing runs.
+StepResult failClosed(SessionState& s) {
+  bool missing = false;
+  for (const auto& r : requirements(s.policy, s.host, s.cgroup.has_value(), s.cgroup_error,
+                                    s.net.has_value(), s.net_error)) {
+    if (r.available) continue;
+    missing = true;
+    say(std::string(s.unsafe ? "WARNING: running without " : "cannot enforce the policy: ") +
+        r.feature + ": " + r.detail);
+  }
+  if (missing && !s.unsafe) {
+    say("refusing to run the command unconfined; `supervise doctor` shows what this host "
+        "can enforce (fallback: unsafe-host-process would run it anyway)");
+    return kExitSupervisorError;
+  }
+  if (missing) say("WARNING: fallback unsafe-host-process: the command runs partly unconfined");
+  if (s.dns && s.dns->resolverCount() == 0)
+    say("note: no nameserver in /etc/resolv.conf: host names in network.allow allow nothing");
+  if (s.net && !s.net->unixPathsEnforced())
+    say("note: pathname unix sockets are not judged here: " + s.net->unixPathsDetail());
+  return kNext;
+}
+
+StepResult openAudit(SessionState& s) {
+  SessionInfo info;
+  info.session_id = s.session_id;
+  info.host = hostName();
+  info.policy_name = s.policy.name;
+  info.policy_sha256 = policyDigest(s.policy);
+  info.agent_version = SV_VERSION;
+  info.boot_id = readBootId();
+  info.redact = Redactor(s.policy.audit.redact);  // audit.redact: in every event and format
+  AuditLogOptions audit_options;
+  audit_options.format = s.policy.audit.format;  // audit.format / -o audit.format=ocsf|ecs
+  s.audit.emplace(info, audit_options);
+  AuditSinkConfig sinks;
+  sinks.paths = s.options.audit_files;
+  sinks.fds = s.options.audit_fds;
+  sinks.to_stdout = s.options.audit_stdout;
+  sinks.policy_sinks = s.policy.audit.sinks;  // audit.sinks, --audit-syslog
+  if (auto st = s.audit->open(sinks); !st) {
+    say("audit: " + st.error().message());
+    return kExitSupervisorError;
+  }
+  return kNext;
+}
+
+StepResult startWatchdog(SessionState& s) {
+  if (!s.cgroup) return kNext;
+  auto started = Watchdog::start(s.cgroup->path(), s.pids_v1 ? s.pids_v1->path() : std::string());
+  if (!started) {
+    say("watchdog: " + started.error().message());
+    return kExitSupervisorError;
+  }
+  s.watchdog.emplace(std::move(*started));
+  return kNext;
+}
+
+// The process tracker attaches before the first exec.
+StepResult finishProcessTracking(SessionState& s) {
+  if (!s.proc->finish(say)) return kExitSupervisorError;
+  return kNext;
+}
+
+// The start event: the command, the effective policy, the backends and
+// doctor's matrix from what this set-up proved (no probe of its own).
+StepResult emitSessionStart(SessionState& s) {
+  std::vector<std::string> backends;
+  for (const char* b : {s.lsm ? "bpf-lsm" : "", s.filter ? "seccomp" : "",
+                        s.ruleset ? "landlock" : "", s.net ? "cgroup-bpf" : "",
+                        s.proc->tracker() ? "bpf-proc" : ""})
+    if (*b) backends.emplace_back(b);
+  const HostCaps caps = sessionHostCaps({.host = s.host,
+                                         .seccomp_filter = s.filter.has_value(),
+                                         .landlock_ruleset = bool(s.ruleset),
+                                         .cgroup_dir_fd = s.cgroup ? s.cgroup->dirFd() : -1,
+                                         .cgroup_error = s.cgroup_error,
+                                         .net_needed = s.needs_net,
+                                         .net_filter = s.net.has_value(),
+                                         .net_error = s.net_error,
+                                         .proc_tracker = s.proc->tracker() != nullptr,
+                                         .bpf_lsm = s.lsm != nullptr});
+  AuditEvent start = sessionStartEvent(
+      s.options.command, effectivePolicyJson(s.policy), std::move(backends),
+      nlohmann::ordered_json(featureRowsJson(featureMatrix(caps, s.policy))));
+  s.audit->emit(start);
+  return kNext;
+}
+
+// Only once the child is cloned (it copied our fds, signal dispositions,
+// umask): an ignored SIGPIPE would survive its execve. From here on the
+// supervisor acts for the command and must not be mightier than it.
+StepResult awaitChildSetUp(SessionState& s) {
+  if (auto st = awaitSetUp(*s.launched); !st) {
+    say("cannot start " + s.options.command[0] + ": " + st.error().message());
+    finishAudit(*s.audit, ExitStatus{kExitSupervisorError, 0, false});
+    return kExitSupervisorError;
+  }
+  s.ruleset.reset();
+  ::signal(SIGPIPE, SIG_IGN);
+  lowerOwnCapabilities(s.keep_capabilities);
+  ::umask(0);  // emulated creates apply the target's umask themselves
+  return kNext;
+}
+
+// The user-notify listener and the thread that answers it. No notified
+// syscall has been answered yet (each one waits for us), so the command has
+// done only what the filter allows outright: failing closed here is still in
+// time.
+StepResult startNotify(SessionState& s) {
+  if (!s.launched->listener) return kNext;
+  auto created = tracer::NotifyListener::create(std::move(s.launched->listener));
+  if (!created) return failStarted(s, "seccomp listener: " + created.error().message());
+  s.listener.emplace(std::move(*created));
+  if (!tracer::notifyAddFdSendSupported(s.listener->fd()))
+    return failStarted(s,
+                       "cannot enforce the policy: seccomp user-notify: ADDFD with SEND "
+                       "unsupported (kernel < 5.14?); the command was stopped before its first "
+                       "decision");
+  // Optional: a latency win where the kernel has it (off only to measure it, tools/bench).
+  if (!tracer::testDisabled("sync-wakeup")) (void)s.listener->enableSyncWakeUp();
+  NotifyOptions notify_options;
+  notify_options.audit_mode = s.auditOnly();
+  notify_options.quiet = s.options.quiet;
+  notify_options.audit_allows = s.policy.audit.level != policy::AuditLevel::Deny;
+  notify_options.workspace = s.policy.workspace;
+  notify_options.root_pid = s.launched->pid;
+  if (s.cgroup) notify_options.session_cgroup = s.cgroup_name;
+  notify_options.exec_recheck = s.proc->recheck();
+  if (s.lsm) {  // the LSM switches profiles at exec, unseen here
+    notify_options.profile_of = [&lsm = s.lsm](pid_t tgid) {
+      auto profile = lsm->filter().taskProfile(tgid);
+      return profile ? lsm->filter().profileAt(*profile) : std::string();
+    };
+  }
+  if (s.profile_net) {
+    notify_options.on_profile_switch = [&profile_net = s.profile_net](
+                                           pid_t tgid, std::string_view from, std::string_view to) {
+      return profile_net->onSwitch(tgid, from, to);
+    };
+  }
+  s.handler.emplace(s.engine, *s.listener, *s.audit, notify_options);
+  auto started = NotifyThread::start(*s.handler, s.listener->fd());
+  if (!started) return failStarted(s, "notify thread: " + started.error().message());
+  s.notify_thread = std::move(*started);
+  return kNext;
+}
+
+// Every event source registers itself on the loop.
+StepResult hookEventSources(SessionState& s) {
+  tracer::ProcTracker* tracker = s.proc->tracker();
+  if (tracker) {
+    s.proc_events.emplace(*s.audit,
+                          ProcessEventsOptions{.audit_mode = s.auditOnly(),
+                                               .quiet = s.options.quiet,
+                                               .audit_execs = s.policy.audit.level !=
+                                                              policy::AuditLevel::Deny,
+                                               .session_processes = &s.processes});
+    s.proc_events->watch(s.supervision, *tracker);
+  }
+  if (s.net) {
+    s.net_events.emplace(*s.net, *s.audit, s.processes, s.engine, s.auditOnly(),
+                         s.options.quiet);
+    // Execs first: a connect made after an exec must name the new image.
+    s.net_events->watch(s.supervision, [&s, tracker] {
+      if (s.proc_events) s.proc_events->drain(*tracker);
+    });
+  }
+  if (s.dns) s.dns->watch(s.supervision);
+  if (s.lsm) s.lsm->attach(s.supervision, *s.audit, s.processes);
+  s.audit->watch(s.supervision, [](const Error& e) { say("audit: " + e.message()); });
+  s.supervision.watchChild(s.launched->pid, s.launched->pidfd.get());
+  s.supervision.watchSignals(s.sigfd.get());
+  return kNext;
+}
+
+StepResult letCommandGo(SessionState& s) {
+  if (auto st = startCommand(*s.launched); !st)
+    return failStarted(s, "cannot start " + s.options.command[0] + ": " + st.error().message());
+  return kNext;
+}
+
+// Runs the loop until the command exits, then ends the session: whatever
+// the tree left behind goes with it, and the exit status is the command's.
+int superviseUntilExit(SessionState& s) {
+  auto exited = s.supervision.run();
+  if (exited) commandExited(*s.launched);
+  restoreOwnCapabilities();
+
+  // The command is gone: whatever it left behind goes with it, then nothing
+  // is left to ask the notify thread anything.
+  if (s.cgroup) (void)s.cgroup->kill();
+  s.notify_thread.reset();
+  int code = kExitSupervisorError;
+  ExitStatus status;
+  if (exited) {
+    if (exited->si_code == CLD_EXITED) {
+      code = exited->si_status;
+      status = ExitStatus{code, 0, false};
+    } else {
+      code = 128 + exited->si_status;
+      status = ExitStatus{-1, exited->si_status, exited->si_code == CLD_DUMPED};
+    }
+  }
+  // Decisions the kernel made (and enforced) but could not report, because
+  // its ring buffer was full while the loop was behind: never silent.
+  if (const uint64_t lost = s.net ? s.net->droppedEvents() : 0)
+    say("audit: " + std::to_string(lost) +
+        " network decision record(s) lost (kernel ring buffer full)");
+  if (const uint64_t lost = s.proc->tracker() ? s.proc->tracker()->droppedEvents() : 0)
+    say("audit: " + std::to_string(lost) +
+        " process event record(s) lost (kernel ring buffer full)");
+  finishAudit(*s.audit, status);
+  return code;
+}
+
+}  // namespace
+
+int runSession(const SessionOptions& options) {
+  SessionState s(options);
+  for (StepResult (*step)(SessionState&) :
+       {findCommand, probeHost, createCgroup, chooseBackend, prepareConfinement, launchCommand,
+        loadNetworkFilter, startDnsProxy, failClosed, openAudit, startWatchdog,
+        finishProcessTracking, emitSessionStart, awaitChildSetUp, startNotify, hookEventSources,
+        letCommandGo})
+    if (StepResult exit = step(s)) return *exit;
+  return superviseUntilExit(s);
+}
+
+}  // namespace sv::supervisor

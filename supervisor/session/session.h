@@ -1,0 +1,40 @@
+// Session: one supervised run of a command tree, from probe to exit status.
+//
+// The steps, in order (session.cpp, one function each):
+//   find the command → probe the host → session cgroup → backend choice
+//   (bpf-lsm or host) → Landlock ruleset, seccomp program, capabilities →
+//   launch (the child sets itself up and waits, launcher.h) → network filter
+//   → DNS proxy → fail closed if the policy needs what is missing (exit 125)
+//   → audit log → watchdog → process tracking → session start event → the
+//   child's set-up → user-notify → event sources on the loop → let the
+//   command go → the libuv loop until it exits → exit status.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "policy/model.h"
+
+namespace sv::supervisor {
+
+struct SessionOptions {
+  std::shared_ptr<const policy::Policy> policy;
+  std::vector<std::string> command;      // argv of the command
+  std::vector<std::string> audit_files;  // --audit-file
+  std::vector<int> audit_fds;            // --audit-fd
+  bool audit_stdout = false;
+  bool quiet = false;                    // no denial lines on stderr
+  std::string backend = "auto";          // --backend auto|host|bpf-lsm (lsm_backend.h)
+};
+
+// Exit codes of supervise itself (the command's own status otherwise).
+inline constexpr int kExitPolicyError = 2;
+inline constexpr int kExitSupervisorError = 125;
+inline constexpr int kExitCannotRun = 126;
+inline constexpr int kExitNotFound = 127;
+
+// Runs the command under the policy; returns the exit status to exit with.
+int runSession(const SessionOptions& options);
+
+}  // namespace sv::supervisor

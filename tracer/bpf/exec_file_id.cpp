@@ -1,0 +1,99 @@
+// execFileIdOf(): see exec_file_id.h.
+#include "tracer/bpf/exec_file_id.h"
+
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <mutex>
+#include <string_view>
+#include <unordered_map>
+
+#include "tracer/mountinfo.h"
+#include "common/read_file.h"
+
+namespace sv::tracer {
+namespace {
+
+// "key:\tvalue" in a /proc text file's contents, as a number; -1 if absent.
+long long procField(std::string_view text, std::string_view key) {
+  size_t at = 0;
+  while ((at = text.find(key, at)) != std::string_view::npos) {
+    if (at == 0 || text[at - 1] == '\n') return std::strtoll(text.data() + at + key.size(), nullptr, 10);
+    at += key.size();
+  }
+  return -1;
+}
+
+// mount id → super_block.s_dev, from mountinfo's "major:minor" (sb->s_dev
+// exactly). Mount ids are unique system-wide, so entries never go stale in
+// a way that matters: a reused id is re-read when it misses.
+class MountDevs {
+ public:
+  Result<uint32_t> devOf(long long mnt_id) {
+    std::lock_guard lock(mu_);
+    if (!primed_) {
+      // First the snapshot supervise took at start-up (no read on a
+      // session's first exec, which waits for this); a miss reads afresh.
+      primed_ = true;
+      parse(mountinfoOnce());
+    }
+    if (auto it = devs_.find(mnt_id); it != devs_.end()) return it->second;
+    auto text = readWholeFile("/proc/self/mountinfo");
+    if (!text) return text.error();
+    parse(*text);
+    if (auto it = devs_.find(mnt_id); it != devs_.end()) return it->second;
+    return Error{ENOENT, "mount " + std::to_string(mnt_id) + " not in /proc/self/mountinfo"};
+  }
+
+ private:
+  void parse(std::string_view rest) {
+    devs_.clear();
+    while (!rest.empty()) {
+      const size_t nl = rest.find('\n');
+      const std::string_view line = rest.substr(0, nl);
+      rest = nl == std::string_view::npos ? std::string_view() : rest.substr(nl + 1);
+      long long id = 0, parent = 0;
+      unsigned major = 0, minor = 0;
+      if (std::sscanf(std::string(line.substr(0, 64)).c_str(), "%lld %lld %u:%u", &id, &parent,
+                      &major, &minor) == 4)
+        devs_[id] = (major << 20) | minor;
+    }
+  }
+
+  std::mutex mu_;
+  bool primed_ = false;
+  std::unordered_map<long long, uint32_t> devs_;
+};
+
+MountDevs& mountDevs() {
+  static MountDevs devs;
+  return devs;
+}
+
+}  // namespace
+
+Result<ExecFileId> execFileIdOf(int fd) {
+  char path[64];
+  std::snprintf(path, sizeof path, "/proc/self/fdinfo/%d", fd);
+  UniqueFd info(::open(path, O_RDONLY | O_CLOEXEC));
+  if (!info) return errnoError(std::string("open ") + path);
+  char buf[512];
+  const ssize_t n = ::read(info.get(), buf, sizeof buf - 1);
+  if (n <= 0) return errnoError(std::string("read ") + path);
+  const std::string_view text(buf, size_t(n));
+  const long long ino = procField(text, "ino:"), mnt_id = procField(text, "mnt_id:");
+  if (ino < 0 || mnt_id < 0) return Error{ENOTSUP, std::string("no ino/mnt_id in ") + path};
+  auto dev = mountDevs().devOf(mnt_id);
+  if (!dev) {
+    // Kernel-internal mounts (memfd's shm, pipes) are in no mountinfo; their
+    // stat device is the superblock's own.
+    struct stat st;
+    if (::fstat(fd, &st) != 0) return dev.error();
+    return ExecFileId{(major(st.st_dev) << 20) | minor(st.st_dev), static_cast<uint64_t>(ino)};
+  }
+  return ExecFileId{*dev, static_cast<uint64_t>(ino)};
+}
+
+}  // namespace sv::tracer
