@@ -53,9 +53,10 @@ inline AuditEvent envWriteDenied(const ProcessInfo* p) {
 // net_events, process_events): each file operation, exec (seccomp, bpf-lsm,
 // the sched_process_exec re-check), process-tree execs, network
 // (connect, sendmsg, socket, unix paths, abstract names, inet6), allow / deny /
-// would-deny, processes that exited before /proc was read and events with no
-// process at all, strings that are not UTF-8, values the redaction patterns
-// of redactPatterns() hide, and argv past the size limits. Session start/end
+// would-deny, processes that exited before /proc was read and network events
+// with no process at all (file and exec decisions always name their caller),
+// strings that are not UTF-8, values the redaction patterns of
+// redactPatterns() hide, and argv past the size limits. Session start/end
 // and the dropped record are not here: AuditLog writes those (see the test).
 struct EventStream {
   ProcessInfo bash, gone, odd;  // `odd`: names and paths that are not UTF-8
@@ -143,7 +144,7 @@ inline std::unique_ptr<EventStream> everyEventKind() {
     e.process = &s->gone;
     e.file.flags = O_WRONLY | O_CREAT | 0x40000000;
     out.push_back(e);
-    e.process = nullptr;  // no process at all
+    e.process = &p;
     e.syscall_nr = 0x40000000 | 257;  // x32
     out.push_back(e);
     AuditEvent l = out[2];  // bpf-lsm: no syscall, the kernel's view
