@@ -325,7 +325,6 @@ class OcsfChecker:
                             f"{what} needs exactly one of {', '.join(names)}")
 
     def check_value(self, v, a, name, profiles, path, parent):
-        s = self.s
         t = a.get("type")
         if a.get("is_array"):
             if not isinstance(v, list):
