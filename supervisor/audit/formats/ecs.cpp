@@ -1,4 +1,8 @@
 // ECS 8.11 encoding of audit events; see formats.h and docs/audit-events.md.
+//
+// Only fields that ECS 8.11.0 and the current ECS both define (audit_schema_test
+// validates the stream against each); the rest, and the exact bytes of names
+// that are not UTF-8, under the custom `supervise` namespace.
 #include <cstdio>
 #include <string_view>
 
@@ -11,7 +15,7 @@ namespace {
 constexpr std::string_view kEcsVersion = "8.11.0";
 
 // event.category (one of ECS's allowed values) and the event.type that
-// describes the activity besides allowed/denied.
+// describes the activity besides allowed/denied (expected for the category).
 struct EcsKind {
   std::string_view category;
   std::string_view type;
@@ -38,13 +42,14 @@ void encodeEcsTo(std::string& out, const AuditEvent& e, const SessionInfo& sessi
                  uint64_t seq, timespec time) {
   JsonWriter w(out);
   EventText text(session.redact);
+  ExactBytes exact;
   const EcsKind kind = kindOf(e);
   const bool decision = !e.decision.empty();
   const bool deny = e.decision == "deny";
   const bool is_session = e.category == "session";
   w.beginObject();
   w.key("@timestamp");
-  writeTime(w, time);
+  writeTimeMillis(w, time);  // an ECS date holds ms; event.sequence orders within one
   w.key("ecs");
   w.beginObject();
   w.member("version", kEcsVersion);
@@ -56,6 +61,9 @@ void encodeEcsTo(std::string& out, const AuditEvent& e, const SessionInfo& sessi
   w.key("category");
   w.beginArray();
   w.string(kind.category);
+  // ECS expects allowed/denied only for some categories (not file or
+  // process): a decision is also an intrusion_detection event, which pairs them.
+  if (decision) w.string("intrusion_detection");
   w.endArray();
   w.key("type");
   w.beginArray();
@@ -80,18 +88,18 @@ void encodeEcsTo(std::string& out, const AuditEvent& e, const SessionInfo& sessi
   }
   w.member("module", "supervise");
   w.member("dataset", "supervise.audit");
-  if (!e.enforced_by.empty()) putString(w, "provider", e.enforced_by);
-  if (!e.rule_reason.empty()) putString(w, "reason", e.rule_reason);
+  if (!e.enforced_by.empty()) w.member("provider", e.enforced_by);
+  if (!e.rule_reason.empty()) w.member("reason", e.rule_reason);
   w.endObject();
 
   if (!e.rule_id.empty()) {
     w.key("rule");
     w.beginObject();
-    putString(w, "id", e.rule_id);
-    putString(w, "name", e.rule_name.empty() ? e.rule_id : e.rule_name);
-    putString(w, "description", e.rule_reason);
-    putString(w, "ruleset", session.policy_name);
-    if (!session.policy_sha256.empty()) putString(w, "version", session.policy_sha256);
+    w.member("id", e.rule_id);
+    w.member("name", e.rule_name.empty() ? e.rule_id : e.rule_name);
+    w.member("description", e.rule_reason);
+    w.member("ruleset", session.policy_name);
+    if (!session.policy_sha256.empty()) w.member("version", session.policy_sha256);
     w.endObject();
   }
   if (e.process) {
@@ -107,13 +115,13 @@ void encodeEcsTo(std::string& out, const AuditEvent& e, const SessionInfo& sessi
     const bool exec = e.category == "exec";
     const auto& argv = exec ? e.exec.argv : p.argv;
     const std::string_view executable = text.path(exec ? e.exec.path : p.exe);
-    putString(w, "name", exec ? baseName(executable) : std::string_view(p.comm));
-    putString(w, "executable", executable);
-    putArgv(w, text, "args", argv);
+    exact.put(w, "name", "process.name", exec ? baseName(executable) : std::string_view(p.comm));
+    exact.put(w, "executable", "process.executable", executable);
+    exact.putArgv(w, text, "args", "process.args", argv);
     w.memberNumber("args_count", int64_t(argv.size()));  // as run, even when args is cut
     w.key("command_line");
     writeJoined(w, text, argv);
-    putString(w, "working_directory", text.path(p.cwd));
+    exact.put(w, "working_directory", "process.working_directory", text.path(p.cwd));
     w.key("user");  // effective: what the kernel checks
     w.beginObject();
     w.key("id");
@@ -124,7 +132,7 @@ void encodeEcsTo(std::string& out, const AuditEvent& e, const SessionInfo& sessi
     w.key("id");
     writeIdString(w, p.uid);
     w.endObject();
-    w.key("group");
+    w.key("real_group");  // process.group is the effective group, and only from ECS 8.16
     w.beginObject();
     w.key("id");
     writeIdString(w, p.gid);
@@ -133,23 +141,27 @@ void encodeEcsTo(std::string& out, const AuditEvent& e, const SessionInfo& sessi
     w.beginObject();
     w.key("pid");
     p.ppid >= 0 ? w.number(p.ppid) : w.null();
-    if (!p.parent_exe.empty()) putString(w, "executable", text.path(p.parent_exe));
+    if (!p.parent_exe.empty())
+      exact.put(w, "executable", "process.parent.executable", text.path(p.parent_exe));
     w.endObject();
     w.endObject();
   } else if (e.category == "exec") {
     w.key("process");
     w.beginObject();
-    putString(w, "executable", text.path(e.exec.path));
-    putArgv(w, text, "args", e.exec.argv);
+    const std::string_view executable = text.path(e.exec.path);
+    exact.put(w, "name", "process.name", baseName(executable));
+    exact.put(w, "executable", "process.executable", executable);
+    exact.putArgv(w, text, "args", "process.args", e.exec.argv);
     w.endObject();
   }
   if (!e.file.path.empty()) {
     const std::string_view path = text.path(e.file.path);
     w.key("file");
     w.beginObject();
-    putString(w, "path", path);
-    putString(w, "name", baseName(path));
-    if (!e.file.path2.empty()) putString(w, "target_path", text.path(e.file.path2));
+    exact.put(w, "path", "file.path", path);
+    exact.put(w, "name", "file.name", baseName(path));
+    if (!e.file.path2.empty())
+      exact.put(w, "target_path", "file.target_path", text.path(e.file.path2));
     if (e.file.mode >= 0) {
       char buf[16];
       w.member("mode", std::string_view(buf, size_t(std::snprintf(buf, sizeof buf, "%04o",
@@ -162,16 +174,16 @@ void encodeEcsTo(std::string& out, const AuditEvent& e, const SessionInfo& sessi
     w.key("destination");
     w.beginObject();
     if (!n.ip.empty()) {
-      putString(w, "ip", n.ip);
-      putString(w, "address", n.ip);
+      w.member("ip", n.ip);
+      w.member("address", n.ip);
     } else if (!n.unix_path.empty()) {
-      putString(w, "address", text.path(n.unix_path));
+      exact.put(w, "address", "destination.address", text.path(n.unix_path));
     }
     if (n.port >= 0) w.memberNumber("port", n.port);
     w.endObject();
     w.key("network");
     w.beginObject();
-    if (!n.proto.empty()) putString(w, "transport", n.proto);
+    if (!n.proto.empty()) w.member("transport", n.proto);
     if (n.family == "inet" || n.family == "inet6") w.member("type", n.family == "inet" ? "ipv4" : "ipv6");
     w.member("direction", "egress");
     w.endObject();
@@ -185,21 +197,21 @@ void encodeEcsTo(std::string& out, const AuditEvent& e, const SessionInfo& sessi
   }
   w.key("host");
   w.beginObject();
-  putString(w, "hostname", session.host);
-  putString(w, "name", session.host);
+  exact.put(w, "hostname", "host.hostname", session.host);
+  exact.put(w, "name", "host.name", session.host);
   w.key("boot");
   w.beginObject();
-  putString(w, "id", session.boot_id);
+  exact.put(w, "id", "host.boot.id", session.boot_id);
   w.endObject();
   w.endObject();
   w.key("agent");
   w.beginObject();
   w.member("type", "supervise");
-  putString(w, "version", session.agent_version);
+  exact.put(w, "version", "agent.version", session.agent_version);
   w.endObject();
   w.key("labels");
   w.beginObject();
-  putString(w, "session_id", session.session_id);
+  exact.put(w, "session_id", "labels.session_id", session.session_id);
   w.endObject();
 
   // The native fields ECS has no place for, under the native names.
@@ -226,6 +238,7 @@ void encodeEcsTo(std::string& out, const AuditEvent& e, const SessionInfo& sessi
   }
   if (e.process) putString(w, "profile", e.process->profile);
   writeSessionDetails(w, text, e);
+  exact.writeTo(w, text);
   writeTruncated(w, e, text);
   w.endObject();
   w.endObject();

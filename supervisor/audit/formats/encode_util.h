@@ -49,5 +49,41 @@ void writeSessionDetails(JsonWriter& w, EventText& text, const AuditEvent& e);
 void writeSchemaMarker(JsonWriter& w);
 // A uid/gid as a string ("1000"), null when unknown: OCSF and ECS ids are strings.
 void writeIdString(JsonWriter& w, uint32_t id);
+// "2026-11-29T10:33:11.123Z": milliseconds, the precision of an ECS (Elasticsearch) date.
+void writeTimeMillis(JsonWriter& w, timespec time);
+
+// The exact bytes of the strings that are not UTF-8, for the formats whose
+// schemas define no `<name>_b64` sibling (OCSF, ECS): put() writes the lossy
+// string and remembers the value under its attribute path, writeTo() writes
+// them last in the format's free namespace, as OCSF `unmapped.b64` / ECS
+// `supervise.b64`: {"file.path": "<base64>", "process.args": ["<base64>", ...]}.
+// Views only (the event's strings and EventText's views of them): no allocation.
+class ExactBytes {
+ public:
+  void put(JsonWriter& w, std::string_view key, std::string_view path, std::string_view value) {
+    w.key(key);
+    if (!w.string(value)) remember(path, value, nullptr);
+  }
+  // key: [...] (lossy) of the elements `text` shows; path keeps all of them
+  // in base64 (parallel) when one is not UTF-8.
+  void putArgv(JsonWriter& w, EventText& text, std::string_view key, std::string_view path,
+               const std::vector<std::string>& argv);
+  // "b64": {...}; nothing when every string was UTF-8.
+  void writeTo(JsonWriter& w, EventText& text) const;
+
+ private:
+  struct Entry {
+    std::string_view path, value;
+    const std::vector<std::string>* argv;
+  };
+  void remember(std::string_view path, std::string_view value,
+                const std::vector<std::string>* argv) {
+    // More than every put() an encoder makes per event.
+    if (n_ < kMax) entries_[n_++] = {path, value, argv};
+  }
+  static constexpr size_t kMax = 32;
+  Entry entries_[kMax];
+  size_t n_ = 0;
+};
 
 }  // namespace sv::supervisor

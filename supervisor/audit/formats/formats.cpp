@@ -104,4 +104,39 @@ void writeIdString(JsonWriter& w, uint32_t id) {
   w.string(std::string_view(buf, size_t(r.ptr - buf)));
 }
 
+void writeTimeMillis(JsonWriter& w, timespec time) {
+  char buf[kRfc3339Size];
+  const size_t n = formatRfc3339To(buf, time);  // ...SS.nnnnnnnnnZ
+  buf[n - 7] = 'Z';
+  w.string(std::string_view(buf, n - 6));
+}
+
+void ExactBytes::putArgv(JsonWriter& w, EventText& text, std::string_view key,
+                         std::string_view path, const std::vector<std::string>& argv) {
+  w.key(key);
+  w.beginArray();
+  bool all_valid = true;
+  text.forEachArg(argv, [&](std::string_view a) { all_valid &= w.string(a); });
+  w.endArray();
+  if (!all_valid) remember(path, {}, &argv);
+}
+
+void ExactBytes::writeTo(JsonWriter& w, EventText& text) const {
+  if (n_ == 0) return;
+  w.key("b64");
+  w.beginObject();
+  for (size_t i = 0; i < n_; ++i) {
+    const Entry& e = entries_[i];
+    w.key(e.path);
+    if (!e.argv) {
+      writeBase64(w, e.value);
+      continue;
+    }
+    w.beginArray();
+    text.forEachArg(*e.argv, [&](std::string_view a) { writeBase64(w, a); });
+    w.endArray();
+  }
+  w.endObject();
+}
+
 }  // namespace sv::supervisor

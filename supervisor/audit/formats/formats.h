@@ -1,13 +1,17 @@
 // --audit-format ocsf|ecs: the same events, shaped for a SIEM's own schema.
 //
-// OCSF 1.1: File System Activity (1001), Process Activity (1007), Network
-// Activity (4001) with the Security Control profile (action_id allowed/denied,
-// disposition_id, policy), and Application Lifecycle (6002) for session
-// start/end and dropped records. ECS 8.11: event.kind/category/type/action,
-// rule.*, process.*, file.*, destination.*, host.*, agent.*. What neither
-// schema has a field for (syscall, enforced_by, flags, boot id) goes under
-// OCSF `unmapped` / ECS `supervise.*`, never lost. docs/audit-events.md has the
-// mapping tables.
+// OCSF 1.8.0 (declared), written so that it is valid OCSF 1.1.0 too: File
+// System Activity (1001), Process Activity (1007), Network Activity (4001)
+// with the Security Control profile (action_id allowed/denied,
+// disposition_id, firewall_rule) and Application Lifecycle (6002) for session
+// start/end and dropped records. ECS 8.11.0, valid in the current ECS too:
+// event.kind/category/type/action, rule.*, process.*, file.*,
+// destination.*, host.*, agent.*. What the schemas have no field for
+// (syscall, enforced_by, flags, boot id, the policy in OCSF 1.1.0, the exact
+// bytes of names that are not UTF-8) goes under OCSF `unmapped` / ECS
+// `supervise.*`, never lost. docs/audit-events.md has the mapping tables;
+// audit_schema_test validates a stream of every event kind against each of
+// the four schema versions (tests/schemas/).
 //
 // Both encoders write with JsonWriter like the native one: no allocation once
 // the buffer is warm, whatever the format.

@@ -1,4 +1,11 @@
-// OCSF 1.1 encoding of audit events; see formats.h and docs/audit-events.md.
+// OCSF encoding of audit events; see formats.h and docs/audit-events.md.
+//
+// One stream for OCSF 1.8.0 (declared) and 1.1.0: every attribute written is
+// defined, with the same type, by both (audit_schema_test validates the
+// stream against each). What only the newer releases define (policy under
+// the Security Control profile from 1.4.0, process.ptid from 1.6.0) and what
+// neither defines (the exact bytes of names that are not UTF-8) goes under
+// `unmapped`.
 #include <string_view>
 
 #include "supervisor/audit/formats/encode_util.h"
@@ -7,7 +14,7 @@
 namespace sv::supervisor {
 namespace {
 
-constexpr std::string_view kOcsfVersion = "1.1.0";
+constexpr std::string_view kOcsfVersion = "1.8.0";
 
 struct Activity {
   int id;
@@ -39,7 +46,9 @@ OcsfClass classOf(const AuditEvent& e) {
   const std::string_view op = e.operation;
   if (e.category == "file") return {1001, "File System Activity", 1, "System Activity",
                                     fileActivity(op)};
-  if (e.category == "exec")
+  // category process: the process tracker's execs (the exec re-check's
+  // approvals and the process tree's execs) are launches too.
+  if (e.category == "exec" || (e.category == "process" && op == "exec"))
     return {1007, "Process Activity", 1, "System Activity", {1, "Launch"}};
   if (e.category == "process") {
     return {1007, "Process Activity", 1, "System Activity",
@@ -59,35 +68,52 @@ OcsfClass classOf(const AuditEvent& e) {
                                                              : Activity{99, "Other"}};
 }
 
-void writeFileObject(JsonWriter& w, std::string_view key, std::string_view path) {
+// Attribute paths of the strings that may not be UTF-8 (unmapped.b64 keys).
+struct FilePaths {
+  std::string_view path, name;
+};
+constexpr FilePaths kActorFile{"actor.process.file.path", "actor.process.file.name"};
+constexpr FilePaths kParentFile{"actor.process.parent_process.file.path",
+                                "actor.process.parent_process.file.name"};
+constexpr FilePaths kTargetFile{"file.path", "file.name"};
+constexpr FilePaths kResultFile{"file_result.path", "file_result.name"};
+constexpr FilePaths kLaunchedFile{"process.file.path", "process.file.name"};
+
+void writeFileObject(JsonWriter& w, ExactBytes& exact, std::string_view key,
+                     const FilePaths& paths, std::string_view path) {
   w.key(key);
   w.beginObject();
-  putString(w, "path", path);
-  putString(w, "name", baseName(path));
+  exact.put(w, "path", paths.path, path);
+  exact.put(w, "name", paths.name, baseName(path));
   w.memberNumber("type_id", 0);  // the decision is about a name; its type is not looked up
   w.endObject();
 }
 
-void writeProcess(JsonWriter& w, EventText& text, const ProcessInfo& p) {
+// No tid: deprecated from 1.6.0 for ptid, which 1.1.0 lacks (unmapped.tid).
+// Unknown ids are left out: OCSF has no null.
+void writeProcess(JsonWriter& w, EventText& text, ExactBytes& exact, const ProcessInfo& p) {
   w.key("process");
   w.beginObject();
   w.memberNumber("pid", p.pid);
-  w.memberNumber("tid", p.tid);
-  putString(w, "name", p.comm);
+  exact.put(w, "name", "actor.process.name", p.comm);
   w.key("cmd_line");
   writeJoined(w, text, p.argv);
-  if (!p.exe.empty()) writeFileObject(w, "file", text.path(p.exe));
-  w.key("user");
-  w.beginObject();
-  w.key("uid");
-  writeIdString(w, p.euid);
-  w.endObject();
-  w.key("parent_process");
-  w.beginObject();
-  w.key("pid");
-  p.ppid >= 0 ? w.number(p.ppid) : w.null();
-  if (!p.parent_exe.empty()) writeFileObject(w, "file", text.path(p.parent_exe));
-  w.endObject();
+  if (!p.exe.empty()) writeFileObject(w, exact, "file", kActorFile, text.path(p.exe));
+  if (p.euid != ProcessInfo::kUnknownId) {
+    w.key("user");
+    w.beginObject();
+    w.key("uid");
+    writeIdString(w, p.euid);
+    w.endObject();
+  }
+  if (p.ppid >= 0) {  // a process object needs its pid
+    w.key("parent_process");
+    w.beginObject();
+    w.memberNumber("pid", p.ppid);
+    if (!p.parent_exe.empty())
+      writeFileObject(w, exact, "file", kParentFile, text.path(p.parent_exe));
+    w.endObject();
+  }
   w.endObject();
 }
 
@@ -97,6 +123,7 @@ void encodeOcsfTo(std::string& out, const AuditEvent& e, const SessionInfo& sess
                   uint64_t seq, timespec time) {
   JsonWriter w(out);
   EventText text(session.redact);
+  ExactBytes exact;
   const OcsfClass c = classOf(e);
   const bool decision = !e.decision.empty();
   const bool deny = e.decision == "deny";
@@ -124,22 +151,23 @@ void encodeOcsfTo(std::string& out, const AuditEvent& e, const SessionInfo& sess
     w.key("sequence");
     w.unsignedNumber(seq);
   }
-  putString(w, "correlation_uid", session.session_id);
+  exact.put(w, "correlation_uid", "metadata.correlation_uid", session.session_id);
   w.key("profiles");
   w.beginArray();
   if (decision) w.string("security_control");
   w.string("host");
+  w.string("datetime");  // time_dt
   w.endArray();
   w.key("product");
   w.beginObject();
   w.member("name", "supervise");
   w.member("vendor_name", "supervise");
-  putString(w, "version", session.agent_version);
+  exact.put(w, "version", "metadata.product.version", session.agent_version);
   w.endObject();
   w.endObject();
   w.key("device");
   w.beginObject();
-  putString(w, "hostname", session.host);
+  exact.put(w, "hostname", "device.hostname", session.host);
   w.memberNumber("type_id", 0);
   w.endObject();
   if (decision) {
@@ -154,55 +182,57 @@ void encodeOcsfTo(std::string& out, const AuditEvent& e, const SessionInfo& sess
       w.key("status_code");
       writeErrno(w, e.err);
     }
-    w.key("policy");
-    w.beginObject();
-    putString(w, "name", session.policy_name);
-    putString(w, "uid", session.policy_sha256);
-    putString(w, "desc", e.rule_reason);
-    w.key("is_applied");
-    w.boolean(!would_deny);
-    w.endObject();
+    // policy (Security Control from 1.4.0) is in unmapped: 1.1.0 lacks it.
     if (c.class_uid == 4001) {
       w.key("firewall_rule");
       w.beginObject();
-      putString(w, "uid", e.rule_id);
-      putString(w, "name", e.rule_name.empty() ? e.rule_id : e.rule_name);
-      putString(w, "desc", e.rule_reason);
+      exact.put(w, "uid", "firewall_rule.uid", e.rule_id);
+      exact.put(w, "name", "firewall_rule.name", e.rule_name.empty() ? e.rule_id : e.rule_name);
+      exact.put(w, "desc", "firewall_rule.desc", e.rule_reason);
       w.endObject();
     }
   }
+  // System Activity requires an actor: file and exec decisions always name
+  // the caller (only a socket hook's event can lack one).
   if (e.process) {
     w.key("actor");
     w.beginObject();
-    writeProcess(w, text, *e.process);
+    writeProcess(w, text, exact, *e.process);
     w.endObject();
   }
   if (c.class_uid == 1001 && !e.file.path.empty())
-    writeFileObject(w, "file", text.path(e.file.path));
-  if (c.class_uid == 1001 && !e.file.path2.empty())
-    writeFileObject(w, "file_result", text.path(e.file.path2));  // rename/link target
-  if (c.class_uid == 1007 && e.category == "exec") {
+    writeFileObject(w, exact, "file", kTargetFile, text.path(e.file.path));
+  if (c.class_uid == 1001 && !e.file.path2.empty())  // rename/link target
+    writeFileObject(w, exact, "file_result", kResultFile, text.path(e.file.path2));
+  if (c.class_uid == 1007 && e.operation == "exec") {  // the launched image
     w.key("process");
     w.beginObject();
     if (e.process) w.memberNumber("pid", e.process->pid);
+    const std::string_view path = text.path(e.exec.path);
+    exact.put(w, "name", "process.name", baseName(path));
     w.key("cmd_line");
     writeJoined(w, text, e.exec.argv);
-    writeFileObject(w, "file", text.path(e.exec.path));
+    writeFileObject(w, exact, "file", kLaunchedFile, path);
     w.endObject();
   }
   if (c.class_uid == 4001) {
     const auto& n = e.network;
+    // The connection starts on this host; its local address is not recorded.
+    w.key("src_endpoint");
+    w.beginObject();
+    exact.put(w, "hostname", "src_endpoint.hostname", session.host);
+    w.endObject();
     w.key("dst_endpoint");
     w.beginObject();
-    if (!n.ip.empty()) putString(w, "ip", n.ip);
+    if (!n.ip.empty()) w.member("ip", n.ip);
     if (n.port >= 0) w.memberNumber("port", n.port);
-    if (!n.unix_path.empty()) putString(w, "name", text.path(n.unix_path));
+    if (!n.unix_path.empty()) exact.put(w, "name", "dst_endpoint.name", text.path(n.unix_path));
     w.endObject();
     w.key("connection_info");
     w.beginObject();
     w.memberNumber("direction_id", 2);
     w.member("direction", "Outbound");
-    if (!n.proto.empty()) putString(w, "protocol_name", n.proto);
+    if (!n.proto.empty()) w.member("protocol_name", n.proto);
     if (n.family == "inet" || n.family == "inet6")
       w.memberNumber("protocol_ver_id", n.family == "inet" ? 4 : 6);
     w.endObject();
@@ -212,7 +242,7 @@ void encodeOcsfTo(std::string& out, const AuditEvent& e, const SessionInfo& sess
     w.beginObject();
     w.member("name", "supervise");
     w.member("vendor_name", "supervise");
-    putString(w, "version", session.agent_version);
+    exact.put(w, "version", "app.version", session.agent_version);
     w.endObject();
   }
   // Everything OCSF has no attribute for, under the native names.
@@ -235,12 +265,24 @@ void encodeOcsfTo(std::string& out, const AuditEvent& e, const SessionInfo& sess
     w.key("file_flags");
     writeFlagNames(w, e.operation, e.file.flags);
   }
+  if (decision) {
+    w.key("policy");
+    w.beginObject();
+    putString(w, "name", session.policy_name);
+    putString(w, "uid", session.policy_sha256);
+    putString(w, "desc", e.rule_reason);
+    w.key("is_applied");
+    w.boolean(!would_deny);
+    w.endObject();
+  }
   putString(w, "boot_id", session.boot_id);
   if (e.process) {
+    w.memberNumber("tid", e.process->tid);
     putString(w, "cwd", text.path(e.process->cwd));
     putString(w, "profile", e.process->profile);
   }
   writeSessionDetails(w, text, e);
+  exact.writeTo(w, text);
   writeTruncated(w, e, text);
   w.endObject();
   w.endObject();

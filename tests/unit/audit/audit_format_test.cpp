@@ -1,5 +1,7 @@
 // --audit-format ocsf|ecs: the fields each OCSF class (1001, 1007, 4001 with
 // the Security Control profile, 6002) and ECS require are present and right.
+// (That every event validates against the upstream schemas is
+// audit_schema_test's job.)
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <linux/audit.h>
@@ -94,7 +96,7 @@ void expectOcsfBase(const json& j, int class_uid, int activity_id, uint64_t seq 
   EXPECT_TRUE(j["category_uid"].is_number());
   EXPECT_TRUE(j["severity_id"].is_number());
   EXPECT_EQ(j["time"], int64_t(1795948391123));
-  EXPECT_EQ(j["metadata"]["version"], "1.1.0");
+  EXPECT_EQ(j["metadata"]["version"], "1.8.0");  // and valid OCSF 1.1.0 as well
   EXPECT_EQ(j["metadata"]["product"]["name"], "supervise");
   EXPECT_EQ(j["metadata"]["uid"], "0123456789abcdef0123456789abcdef-" + std::to_string(seq));
   EXPECT_EQ(j["metadata"]["sequence"], seq);
@@ -111,16 +113,21 @@ TEST(AuditFormatTest, OcsfFileSystemActivityDenied) {
   EXPECT_EQ(j["disposition_id"], 2);  // Blocked
   EXPECT_EQ(j["status_id"], 2);
   EXPECT_EQ(j["status_code"], "EACCES");
-  EXPECT_EQ(j["policy"]["name"], "code-sandbox");
-  EXPECT_EQ(j["policy"]["uid"], std::string(64, 'a'));
+  // policy: an OCSF attribute of these classes only from 1.4.0 on.
+  EXPECT_FALSE(j.contains("policy"));
+  EXPECT_EQ(j["unmapped"]["policy"]["name"], "code-sandbox");
+  EXPECT_EQ(j["unmapped"]["policy"]["uid"], std::string(64, 'a'));
   EXPECT_EQ(j["file"]["path"], "/ws/.env");
   EXPECT_EQ(j["file"]["name"], ".env");
   EXPECT_EQ(j["actor"]["process"]["pid"], 42);
+  EXPECT_FALSE(j["actor"]["process"].contains("tid"));  // deprecated in 1.8.0; ptid is not in 1.1.0
+  EXPECT_EQ(j["unmapped"]["tid"], 43);
   EXPECT_EQ(j["actor"]["process"]["file"]["path"], "/usr/bin/bash");
   EXPECT_EQ(j["actor"]["process"]["cmd_line"], "bash -c echo x > .env");
   EXPECT_EQ(j["actor"]["process"]["user"]["uid"], "0");
   EXPECT_EQ(j["actor"]["process"]["parent_process"]["pid"], 1);
-  EXPECT_EQ(j["metadata"]["profiles"], (json{"security_control", "host"}));
+  EXPECT_EQ(j["metadata"]["profiles"], (json{"security_control", "host", "datetime"}));
+  EXPECT_EQ(j["time_dt"], "2026-11-29T10:33:11.123456789Z");  // the datetime profile
   EXPECT_EQ(j["unmapped"]["rule_id"], "deny-write-env");
   EXPECT_EQ(j["unmapped"]["file_flags"], (json{"O_WRONLY", "O_CREAT"}));
   EXPECT_EQ(j["unmapped"]["arch"], "x86_64");
@@ -132,7 +139,7 @@ TEST(AuditFormatTest, OcsfProcessActivityWouldDeny) {
   expectOcsfBase(j, 1007, 1);  // Launch
   EXPECT_EQ(j["action_id"], 1);  // audit mode: allowed...
   EXPECT_EQ(j["disposition_id"], 15);  // ...but detected
-  EXPECT_EQ(j["policy"]["is_applied"], false);
+  EXPECT_EQ(j["unmapped"]["policy"]["is_applied"], false);
   EXPECT_EQ(j["process"]["file"]["path"], "/usr/bin/ssh");
   EXPECT_EQ(j["process"]["cmd_line"], "ssh example");
   EXPECT_EQ(j["actor"]["process"]["pid"], 42);
@@ -146,6 +153,7 @@ TEST(AuditFormatTest, OcsfNetworkActivityAllowed) {
   EXPECT_EQ(j["action_id"], 1);
   EXPECT_EQ(j["disposition_id"], 1);
   EXPECT_EQ(j["dst_endpoint"], (json{{"ip", "10.1.2.3"}, {"port", 443}}));
+  EXPECT_EQ(j["src_endpoint"], (json{{"hostname", "build-host"}}));  // required in 1.1.0
   EXPECT_EQ(j["connection_info"]["protocol_name"], "tcp");
   EXPECT_EQ(j["connection_info"]["direction_id"], 2);
   EXPECT_EQ(j["firewall_rule"]["uid"], "allow-registry");
@@ -170,10 +178,10 @@ TEST(AuditFormatTest, OcsfSessionAndDroppedAreApplicationLifecycle) {
 TEST(AuditFormatTest, EcsFileDenied) {
   ProcessInfo p = proc();
   json j = encode(AuditFormat::Ecs, fileDeny(&p));
-  EXPECT_EQ(j["@timestamp"], "2026-11-29T10:33:11.123456789Z");
+  EXPECT_EQ(j["@timestamp"], "2026-11-29T10:33:11.123Z");  // an ECS date: milliseconds
   EXPECT_EQ(j["ecs"]["version"], "8.11.0");
   EXPECT_EQ(j["event"]["kind"], "event");
-  EXPECT_EQ(j["event"]["category"], (json{"file"}));
+  EXPECT_EQ(j["event"]["category"], (json{"file", "intrusion_detection"}));
   EXPECT_EQ(j["event"]["type"], (json{"denied", "change"}));
   EXPECT_EQ(j["event"]["action"], "write");
   EXPECT_EQ(j["event"]["outcome"], "failure");
@@ -187,6 +195,8 @@ TEST(AuditFormatTest, EcsFileDenied) {
   EXPECT_EQ(j["process"]["args"], (json{"bash", "-c", "echo x > .env"}));
   EXPECT_EQ(j["process"]["user"]["id"], "0");
   EXPECT_EQ(j["process"]["real_user"]["id"], "1000");
+  EXPECT_EQ(j["process"]["real_group"]["id"], "100");
+  EXPECT_FALSE(j["process"].contains("group"));  // the effective group, only from ECS 8.16
   EXPECT_EQ(j["process"]["parent"]["pid"], 1);
   EXPECT_EQ(j["process"]["working_directory"], "/ws");
   EXPECT_EQ(j["file"]["path"], "/ws/.env");
@@ -200,13 +210,13 @@ TEST(AuditFormatTest, EcsFileDenied) {
 TEST(AuditFormatTest, EcsExecAndConnect) {
   ProcessInfo p = proc();
   json x = encode(AuditFormat::Ecs, execEvent(&p));
-  EXPECT_EQ(x["event"]["category"], (json{"process"}));
+  EXPECT_EQ(x["event"]["category"], (json{"process", "intrusion_detection"}));
   EXPECT_EQ(x["event"]["type"], (json{"allowed", "start"}));  // would-deny: it ran
   EXPECT_EQ(x["process"]["executable"], "/usr/bin/ssh");
   EXPECT_EQ(x["process"]["name"], "ssh");
   EXPECT_EQ(x["supervise"]["decision"], "would-deny");
   json c = encode(AuditFormat::Ecs, connectAllow(&p));
-  EXPECT_EQ(c["event"]["category"], (json{"network"}));
+  EXPECT_EQ(c["event"]["category"], (json{"network", "intrusion_detection"}));
   EXPECT_EQ(c["event"]["type"], (json{"allowed", "connection"}));
   EXPECT_EQ(c["event"]["outcome"], "success");
   EXPECT_EQ(c["destination"]["ip"], "10.1.2.3");
@@ -216,6 +226,34 @@ TEST(AuditFormatTest, EcsExecAndConnect) {
   json s = encode(AuditFormat::Ecs, sessionEndEvent(ExitStatus{0, 0, false}, {}), 3);
   EXPECT_EQ(s["event"]["action"], "session-end");
   EXPECT_EQ(s["event"]["type"], (json{"end"}));
+  EXPECT_EQ(s["event"]["category"], (json{"process"}));  // no decision
+}
+
+// Neither schema has <name>_b64 siblings: the exact bytes go to the free
+// namespace, keyed by the attribute they belong to.
+TEST(AuditFormatTest, BytesThatAreNotUtf8GoToTheFreeNamespace) {
+  ProcessInfo p = proc();
+  p.comm = "b\xffsh";
+  p.argv = {"bash", "\xfe"};
+  AuditEvent e = fileDeny(&p);
+  e.file.path = "/ws/\x80";
+  json o = encode(AuditFormat::Ocsf, e);
+  EXPECT_EQ(o["file"]["path"], "/ws/\xEF\xBF\xBD");
+  EXPECT_FALSE(o["file"].contains("path_b64"));
+  EXPECT_FALSE(o["actor"]["process"].contains("name_b64"));
+  EXPECT_EQ(o["unmapped"]["b64"]["file.path"], base64Encode("/ws/\x80"));
+  EXPECT_EQ(o["unmapped"]["b64"]["file.name"], base64Encode("\x80"));
+  EXPECT_EQ(o["unmapped"]["b64"]["actor.process.name"], base64Encode("b\xffsh"));
+  json c = encode(AuditFormat::Ecs, e);
+  EXPECT_FALSE(c["file"].contains("path_b64"));
+  EXPECT_FALSE(c["process"].contains("args_b64"));
+  EXPECT_EQ(c["supervise"]["b64"]["file.path"], base64Encode("/ws/\x80"));
+  EXPECT_EQ(c["supervise"]["b64"]["process.name"], base64Encode("b\xffsh"));
+  EXPECT_EQ(c["supervise"]["b64"]["process.args"],
+            (json{base64Encode("bash"), base64Encode("\xfe")}));
+  const ProcessInfo plain = proc();
+  EXPECT_FALSE(encode(AuditFormat::Ecs, fileDeny(&plain))["supervise"].contains("b64"));
+  EXPECT_FALSE(encode(AuditFormat::Ocsf, fileDeny(&plain))["unmapped"].contains("b64"));
 }
 
 TEST(AuditFormatTest, ParseFormatNames) {
