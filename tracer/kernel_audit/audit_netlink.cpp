@@ -23,8 +23,7 @@ Result<AuditControl> AuditControl::open() {
   return AuditControl(std::move(fd));
 }
 
-Status AuditControl::request(uint16_t type, const void* payload, size_t len,
-                             AuditStatus* reply) {
+Status AuditControl::request(uint16_t type, const void* payload, size_t len, AuditStatus* reply) {
   struct {
     nlmsghdr hdr;
     audit_status status;
@@ -67,9 +66,16 @@ Status AuditControl::request(uint16_t type, const void* payload, size_t len,
         audit_status s{};
         const size_t got = h->nlmsg_len - NLMSG_HDRLEN;
         std::memcpy(&s, NLMSG_DATA(h), got < sizeof(s) ? got : sizeof(s));
-        *reply = AuditStatus{s.enabled,       s.failure, s.pid,     s.rate_limit,
-                             s.backlog_limit, s.lost,    s.backlog, s.feature_bitmap,
-                             s.backlog_wait_time, s.backlog_wait_time_actual};
+        *reply = AuditStatus{s.enabled,
+                             s.failure,
+                             s.pid,
+                             s.rate_limit,
+                             s.backlog_limit,
+                             s.lost,
+                             s.backlog,
+                             s.feature_bitmap,
+                             s.backlog_wait_time,
+                             s.backlog_wait_time_actual};
         have_reply = true;
       }
     }
@@ -101,8 +107,8 @@ Result<AuditListener> AuditListener::open(int receive_buffer) {
   UniqueFd fd(::socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC | SOCK_NONBLOCK, NETLINK_AUDIT));
   if (!fd) return errnoError("socket(NETLINK_AUDIT)");
   if (receive_buffer > 0 &&
-      ::setsockopt(fd.get(), SOL_SOCKET, SO_RCVBUFFORCE, &receive_buffer,
-                   sizeof(receive_buffer)) != 0 &&
+      ::setsockopt(fd.get(), SOL_SOCKET, SO_RCVBUFFORCE, &receive_buffer, sizeof(receive_buffer)) !=
+          0 &&
       ::setsockopt(fd.get(), SOL_SOCKET, SO_RCVBUF, &receive_buffer, sizeof(receive_buffer)) != 0)
     return errnoError("SO_RCVBUF on the audit listener");
   int actual = 0;

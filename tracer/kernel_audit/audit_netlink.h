@@ -39,9 +39,9 @@ class AuditControl {
   // at boot: then there is no NETLINK_AUDIT socket at all).
   static Result<AuditControl> open();
 
-  Result<AuditStatus> getStatus();          // needs CAP_AUDIT_CONTROL
-  Status setEnabled(uint32_t enabled);      // mask AUDIT_STATUS_ENABLED only
-  Status setBacklogLimit(uint32_t limit);   // mask AUDIT_STATUS_BACKLOG_LIMIT only
+  Result<AuditStatus> getStatus();         // needs CAP_AUDIT_CONTROL
+  Status setEnabled(uint32_t enabled);     // mask AUDIT_STATUS_ENABLED only
+  Status setBacklogLimit(uint32_t limit);  // mask AUDIT_STATUS_BACKLOG_LIMIT only
 
  private:
   explicit AuditControl(UniqueFd fd) : fd_(std::move(fd)) {}

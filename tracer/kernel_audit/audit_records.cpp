@@ -17,7 +17,7 @@ namespace {
 // Keys whose values the kernel logs with audit_log_untrustedstring() (or as hex
 // always: proctitle, an abstract socket's path).
 bool isUntrustedKey(std::string_view key) {
-  static constexpr std::string_view kKeys[] = {"path", "comm", "exe",  "ocomm", "name",
+  static constexpr std::string_view kKeys[] = {"path", "comm", "exe",       "ocomm", "name",
                                                "cwd",  "dev",  "proctitle", "cmd"};
   return std::find(std::begin(kKeys), std::end(kKeys), key) != std::end(kKeys);
 }
@@ -95,15 +95,24 @@ LandlockDomainRecord domainRecord(const AuditStamp& stamp, const std::vector<Aud
 
 SeccompAction actionOf(uint32_t code) {
   switch (code & abi::kSeccompRetActionFull) {
-    case abi::kSeccompRetKillProcess: return SeccompAction::kKillProcess;
-    case abi::kSeccompRetKillThread: return SeccompAction::kKillThread;
-    case abi::kSeccompRetTrap: return SeccompAction::kTrap;
-    case abi::kSeccompRetErrno: return SeccompAction::kErrno;
-    case abi::kSeccompRetUserNotif: return SeccompAction::kUserNotif;
-    case abi::kSeccompRetTrace: return SeccompAction::kTrace;
-    case abi::kSeccompRetLog: return SeccompAction::kLog;
-    case abi::kSeccompRetAllow: return SeccompAction::kAllow;
-    default: return SeccompAction::kUnknown;
+    case abi::kSeccompRetKillProcess:
+      return SeccompAction::kKillProcess;
+    case abi::kSeccompRetKillThread:
+      return SeccompAction::kKillThread;
+    case abi::kSeccompRetTrap:
+      return SeccompAction::kTrap;
+    case abi::kSeccompRetErrno:
+      return SeccompAction::kErrno;
+    case abi::kSeccompRetUserNotif:
+      return SeccompAction::kUserNotif;
+    case abi::kSeccompRetTrace:
+      return SeccompAction::kTrace;
+    case abi::kSeccompRetLog:
+      return SeccompAction::kLog;
+    case abi::kSeccompRetAllow:
+      return SeccompAction::kAllow;
+    default:
+      return SeccompAction::kUnknown;
   }
 }
 
@@ -120,10 +129,11 @@ KernelDenial seccompDenial(const AuditStamp& stamp, const std::vector<AuditField
   d.compat = intField<int>(f, "compat").value_or(0) != 0;
   d.code = intField<uint32_t>(f, "code", 16).value_or(0);
   d.action = actionOf(d.code);
-  if (d.action == SeccompAction::kErrno) d.errno_value = static_cast<int>(d.code & abi::kSeccompRetData);
-  static constexpr std::string_view kKnown[] = {"auid", "uid",  "gid",    "ses", "pid",
-                                                "comm", "exe",  "sig",    "arch", "syscall",
-                                                "compat", "ip", "code"};
+  if (d.action == SeccompAction::kErrno)
+    d.errno_value = static_cast<int>(d.code & abi::kSeccompRetData);
+  static constexpr std::string_view kKnown[] = {"auid",   "uid", "gid", "ses",  "pid",
+                                                "comm",   "exe", "sig", "arch", "syscall",
+                                                "compat", "ip",  "code"};
   for (const auto& field : f) {
     if (d.other.size() >= kMaxOtherFields) break;
     if (std::find(std::begin(kKnown), std::end(kKnown), field.key) == std::end(kKnown))
@@ -145,26 +155,40 @@ DenialKind kindOfBlockers(const std::vector<std::string>& blockers) {
 
 const char* denialKindName(DenialKind kind) {
   switch (kind) {
-    case DenialKind::kLandlockFs: return "landlock.fs";
-    case DenialKind::kLandlockScope: return "landlock.scope";
-    case DenialKind::kLandlockNet: return "landlock.net";
-    case DenialKind::kLandlockOther: return "landlock.other";
-    case DenialKind::kSeccomp: return "seccomp";
+    case DenialKind::kLandlockFs:
+      return "landlock.fs";
+    case DenialKind::kLandlockScope:
+      return "landlock.scope";
+    case DenialKind::kLandlockNet:
+      return "landlock.net";
+    case DenialKind::kLandlockOther:
+      return "landlock.other";
+    case DenialKind::kSeccomp:
+      return "seccomp";
   }
   return "?";
 }
 
 const char* seccompActionName(SeccompAction action) {
   switch (action) {
-    case SeccompAction::kKillProcess: return "kill_process";
-    case SeccompAction::kKillThread: return "kill_thread";
-    case SeccompAction::kTrap: return "trap";
-    case SeccompAction::kErrno: return "errno";
-    case SeccompAction::kUserNotif: return "user_notif";
-    case SeccompAction::kTrace: return "trace";
-    case SeccompAction::kLog: return "log";
-    case SeccompAction::kAllow: return "allow";
-    case SeccompAction::kUnknown: return "unknown";
+    case SeccompAction::kKillProcess:
+      return "kill_process";
+    case SeccompAction::kKillThread:
+      return "kill_thread";
+    case SeccompAction::kTrap:
+      return "trap";
+    case SeccompAction::kErrno:
+      return "errno";
+    case SeccompAction::kUserNotif:
+      return "user_notif";
+    case SeccompAction::kTrace:
+      return "trace";
+    case SeccompAction::kLog:
+      return "log";
+    case SeccompAction::kAllow:
+      return "allow";
+    case SeccompAction::kUnknown:
+      return "unknown";
   }
   return "?";
 }

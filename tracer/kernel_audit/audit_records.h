@@ -84,7 +84,17 @@ struct LandlockDomainRecord {
 enum class DenialKind { kLandlockFs, kLandlockScope, kLandlockNet, kLandlockOther, kSeccomp };
 const char* denialKindName(DenialKind kind);
 
-enum class SeccompAction { kKillProcess, kKillThread, kTrap, kErrno, kUserNotif, kTrace, kLog, kAllow, kUnknown };
+enum class SeccompAction {
+  kKillProcess,
+  kKillThread,
+  kTrap,
+  kErrno,
+  kUserNotif,
+  kTrace,
+  kLog,
+  kAllow,
+  kUnknown
+};
 const char* seccompActionName(SeccompAction action);
 
 struct KernelDenial {

@@ -55,7 +55,8 @@ std::optional<SwitchState> readState(const std::string& path) {
   SwitchState s;
   unsigned before = 0, set = 0;
   // A damaged file still means supervise turned audit on; only the backlog is unknown.
-  if (std::sscanf(buf, "enabled_by=supervise backlog_before=%u backlog_set=%u", &before, &set) == 2) {
+  if (std::sscanf(buf, "enabled_by=supervise backlog_before=%u backlog_set=%u", &before, &set) ==
+      2) {
     s.backlog_before = before;
     s.backlog_set = set;
   }
@@ -67,8 +68,9 @@ Status writeState(const std::string& path, const SwitchState& s) {
   UniqueFd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600));
   if (!fd) return errnoError("open " + tmp);
   char buf[128];
-  int len = std::snprintf(buf, sizeof(buf), "enabled_by=supervise backlog_before=%u backlog_set=%u\n",
-                          s.backlog_before, s.backlog_set);
+  int len =
+      std::snprintf(buf, sizeof(buf), "enabled_by=supervise backlog_before=%u backlog_set=%u\n",
+                    s.backlog_before, s.backlog_set);
   if (::write(fd.get(), buf, len) != len) return errnoError("write " + tmp);
   if (::fsync(fd.get()) != 0) return errnoError("fsync " + tmp);
   if (::rename(tmp.c_str(), path.c_str()) != 0) return errnoError("rename " + tmp);
@@ -93,11 +95,16 @@ Result<AuditRestoreAction> restore(AuditControl& control, const SwitchState& sta
 
 const char* auditRestoreActionName(AuditRestoreAction action) {
   switch (action) {
-    case AuditRestoreAction::kNotOurs: return "not-ours";
-    case AuditRestoreAction::kRestored: return "restored";
-    case AuditRestoreAction::kLeftForAuditd: return "left-for-auditd";
-    case AuditRestoreAction::kLeftLocked: return "left-locked";
-    case AuditRestoreAction::kAlreadyOff: return "already-off";
+    case AuditRestoreAction::kNotOurs:
+      return "not-ours";
+    case AuditRestoreAction::kRestored:
+      return "restored";
+    case AuditRestoreAction::kLeftForAuditd:
+      return "left-for-auditd";
+    case AuditRestoreAction::kLeftLocked:
+      return "left-locked";
+    case AuditRestoreAction::kAlreadyOff:
+      return "already-off";
   }
   return "?";
 }

@@ -46,18 +46,18 @@ enum class AuditSwitchAction {
 
 struct AuditSwitchReport {
   AuditSwitchAction action = AuditSwitchAction::kAlreadyOn;
-  AuditStatus before;         // as found (after any stale recovery)
-  uint32_t backlog_limit = 0;  // in effect now
+  AuditStatus before;            // as found (after any stale recovery)
+  uint32_t backlog_limit = 0;    // in effect now
   bool recovered_stale = false;  // a dead session's change was restored first
   std::string describe() const;  // one line for doctor / the session-start event
 };
 
 enum class AuditRestoreAction {
-  kNotOurs,          // supervise did not change audit (or another session still runs)
-  kRestored,         // enabled=0 again (and the backlog limit put back if still ours)
-  kLeftForAuditd,    // an auditd registered meanwhile: left on, it owns audit now
-  kLeftLocked,       // locked meanwhile: cannot be turned off
-  kAlreadyOff,       // someone turned it off already
+  kNotOurs,        // supervise did not change audit (or another session still runs)
+  kRestored,       // enabled=0 again (and the backlog limit put back if still ours)
+  kLeftForAuditd,  // an auditd registered meanwhile: left on, it owns audit now
+  kLeftLocked,     // locked meanwhile: cannot be turned off
+  kAlreadyOff,     // someone turned it off already
 };
 const char* auditRestoreActionName(AuditRestoreAction action);
 

@@ -7,14 +7,13 @@
 // must be back as found at the end. Skips, with the probe result, where NETLINK_AUDIT
 // or Landlock audit (ABI 7) is missing.
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <poll.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-#include <gtest/gtest.h>
 
 #include <chrono>
 #include <cstdlib>
@@ -36,8 +35,8 @@ namespace ta = sv::tracer::abi;
 
 std::string missingFeature() {
   if (::geteuid() != 0) return "needs root: euid " + std::to_string(::geteuid());
-  const long abi = ::syscall(SYS_landlock_create_ruleset, nullptr, 0,
-                             ta::kLandlockCreateRulesetVersion);
+  const long abi =
+      ::syscall(SYS_landlock_create_ruleset, nullptr, 0, ta::kLandlockCreateRulesetVersion);
   if (abi < abi::kLandlockAbiWithAudit)
     return "needs Landlock ABI >= 7 (audit): got " + std::to_string(abi);
   auto control = AuditControl::open();
@@ -95,8 +94,8 @@ pid_t spawnDeniedReads(const std::vector<std::string>& files) {
   const pid_t pid = ::fork();
   if (pid != 0) return pid;
   restrictChild(abi::kLandlockRestrictSelfLogNewExecOn);
-  std::vector<const char*> argv = {"sh", "-c", "for f in \"$@\"; do true < \"$f\"; done 2>/dev/null",
-                                   "sh"};
+  std::vector<const char*> argv = {"sh", "-c",
+                                   "for f in \"$@\"; do true < \"$f\"; done 2>/dev/null", "sh"};
   for (const auto& f : files) argv.push_back(f.c_str());
   argv.push_back(nullptr);
   ::execv("/bin/sh", const_cast<char* const*>(argv.data()));
@@ -130,10 +129,11 @@ TEST(KernelAudit, CountsEveryLandlockDenialOfTheSessionOnly) {
     auto audit_switch = AuditSwitch::acquire(options);
     ASSERT_TRUE(audit_switch.ok()) << audit_switch.error().message();
     std::printf("audit switch: %s\n", audit_switch->report().describe().c_str());
-    if (initial->enabled == 0)
+    if (initial->enabled == 0) {
       EXPECT_EQ(audit_switch->report().action, AuditSwitchAction::kEnabled);
-    else
+    } else {
       EXPECT_NE(audit_switch->report().action, AuditSwitchAction::kEnabled);
+    }
     auto on = control->getStatus();
     ASSERT_TRUE(on.ok());
     EXPECT_NE(on->enabled, 0U);
@@ -216,7 +216,9 @@ TEST(KernelAudit, CountsEveryLandlockDenialOfTheSessionOnly) {
 
     auto restored = audit_switch->release();
     ASSERT_TRUE(restored.ok()) << restored.error().message();
-    if (initial->enabled == 0) EXPECT_EQ(*restored, AuditRestoreAction::kRestored);
+    if (initial->enabled == 0) {
+      EXPECT_EQ(*restored, AuditRestoreAction::kRestored);
+    }
   }
   auto after = control->getStatus();
   ASSERT_TRUE(after.ok());

@@ -3,6 +3,8 @@
 // a denied read, write, create, readdir, read of a hex-encoded path, exec, signal
 // (LANDLOCK_SCOPE_SIGNAL), abstract unix connect, seccomp ERRNO/KILL_PROCESS and a
 // USER_NOTIF answered with an error, plus the unrelated records around them.
+#include "tracer/kernel_audit/audit_records.h"
+
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -10,7 +12,6 @@
 #include <vector>
 
 #include "tracer/kernel_audit/audit_abi.h"
-#include "tracer/kernel_audit/audit_records.h"
 
 namespace sv::tracer::kernel_audit {
 namespace {
@@ -108,7 +109,10 @@ TEST(AuditRecords, CapturedLandlockDenials) {
   EXPECT_EQ(read->domain_allocated->pid, 9995);
   EXPECT_EQ(read->domain_allocated->mode, "enforcing");
   ASSERT_TRUE(read->proctitle);
-  EXPECT_EQ(*read->proctitle, std::string("probe\0ll-child\0read\0" "0\0" "9993", 26));
+  EXPECT_EQ(*read->proctitle, std::string("probe\0ll-child\0read\0"
+                                          "0\0"
+                                          "9993",
+                                          26));
 
   const KernelDenial* write = findBlocker(out, "fs.write_file");
   ASSERT_NE(write, nullptr);
@@ -251,8 +255,7 @@ TEST(AuditRecords, HostileComm) {
   RecordAssembler a;
   RecordAssembler::Output out;
   a.feed(abi::kAuditSeccomp,
-         "audit(1.0:1): pid=42 comm=7822207069643D3120613D22 sig=0 syscall=101 code=0x50001",
-         out);
+         "audit(1.0:1): pid=42 comm=7822207069643D3120613D22 sig=0 syscall=101 code=0x50001", out);
   ASSERT_EQ(out.denials.size(), 1U);
   EXPECT_EQ(out.denials[0].pid, 42);
   EXPECT_EQ(out.denials[0].comm, "x\" pid=1 a=\"");
