@@ -293,6 +293,10 @@ std::string suggestionFor(const Policy& p, const Request& req, const Decision& d
   std::string dest = !req.host.empty() ? std::string(req.host) : ipToString(req.ip);
   if (dest.find(':') != std::string::npos) dest = "[" + dest + "]";
   dest += ":" + std::to_string(req.port);
+  if (d.rule_id == kDefaultDenySocketFamily)
+    return "only network.mode \"all\" allows this address family (set " + scope + "network.mode)";
+  if (d.rule_id == kDenyNetworkNone && req.op == Operation::Socket)
+    return "set " + scope + "network.mode to \"localhost\" or \"allowlist\"";
   if (d.rule_id == kDenyNetworkNone) {
     return "set " + scope + "network.mode to \"allowlist\" and add " + quote(dest) + " to " + scope +
            "network.allow";
@@ -331,6 +335,30 @@ bool socketFamilyAllowed(int family, int protocol) {
     return false;
   }
   return false;
+}
+
+namespace {
+// "40" → 40; "vsock"/"AF_VSOCK" → the index whose name() matches.
+template <typename Name>
+int numberOrName(std::string_view text, std::string_view prefix, Name name) {
+  if (text.empty()) return -1;
+  if (std::all_of(text.begin(), text.end(), [](char ch) { return ch >= '0' && ch <= '9'; }))
+    return text.size() < 6 ? std::stoi(std::string(text)) : -1;
+  std::string lower;
+  for (char ch : text) lower += static_cast<char>(ch >= 'A' && ch <= 'Z' ? ch - 'A' + 'a' : ch);
+  if (lower.starts_with(prefix)) lower.erase(0, prefix.size());
+  for (int i = 0; i < 64; ++i)
+    if (name(i) == lower) return i;
+  return -1;
+}
+}  // namespace
+
+int socketFamilyFromName(std::string_view name) {
+  return numberOrName(name, "af_", socketFamilyName);
+}
+
+int netlinkProtocolFromName(std::string_view name) {
+  return numberOrName(name, "netlink_", netlinkProtocolName);
 }
 
 std::string socketFamilyName(int family) {

@@ -123,6 +123,10 @@ bool socketFamilyAllowed(int family, int protocol);
 std::string socketFamilyName(int family);
 // "route", "audit", ... for AF_NETLINK protocols ("N" otherwise).
 std::string netlinkProtocolName(int protocol);
+// The other way, for `explain socket`: "vsock", "AF_VSOCK" or "40"; netlink
+// protocols "audit", "NETLINK_AUDIT" or "9". -1 when unknown.
+int socketFamilyFromName(std::string_view name);
+int netlinkProtocolFromName(std::string_view name);
 
 std::string_view toString(Verdict v);
 std::string_view toString(Operation op);
