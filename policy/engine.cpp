@@ -194,17 +194,24 @@ const NetRule* netMatch(const std::vector<NetRule>& rules, const Request& req, T
   return nullptr;
 }
 
+// The network mode of the caller's plan: the profile's, else the base's.
+NetworkMode planMode(const Policy& p, const Profile* prof) {
+  if (prof && prof->network.mode) return *prof->network.mode;
+  return p.network.mode.value_or(NetworkMode::Localhost);
+}
+
+Decision allowAll(Tracer& t) {
+  t.add(kAllowAll, "network.mode is all", true);
+  return {Verdict::Allow, kAllowAll, kReasonAll, kNameAll};
+}
+
 Decision decideConnect(const Policy& p, const Profile* prof, const Request& req, Tracer& t) {
-  NetworkMode mode = p.network.mode.value_or(NetworkMode::Localhost);
-  if (prof && prof->network.mode) mode = *prof->network.mode;
+  const NetworkMode mode = planMode(p, prof);
   if (mode == NetworkMode::None) {
     t.add(kDenyNetworkNone, "network.mode is none", true);
     return {Verdict::Deny, kDenyNetworkNone, kReasonNone, kNameNone};
   }
-  if (mode == NetworkMode::All) {
-    t.add(kAllowAll, "network.mode is all", true);
-    return {Verdict::Allow, kAllowAll, kReasonAll, kNameAll};
-  }
+  if (mode == NetworkMode::All) return allowAll(t);
   if (prof) {
     if (auto* r = netMatch(prof->network.allow, req, t, prof))
       return {Verdict::Allow, r->id, r->reason, r->name};
@@ -224,12 +231,8 @@ Decision decideConnect(const Policy& p, const Profile* prof, const Request& req,
 // kAllowedSocketFamilies (netlink: kAllowedNetlinkProtocols). Mode none
 // refuses inet sockets too, as the cgroup sock_create program does.
 Decision decideSocket(const Policy& p, const Profile* prof, const Request& req, Tracer& t) {
-  NetworkMode mode = p.network.mode.value_or(NetworkMode::Localhost);
-  if (prof && prof->network.mode) mode = *prof->network.mode;
-  if (mode == NetworkMode::All) {
-    t.add(kAllowAll, "network.mode is all", true);
-    return {Verdict::Allow, kAllowAll, kReasonAll, kNameAll};
-  }
+  const NetworkMode mode = planMode(p, prof);
+  if (mode == NetworkMode::All) return allowAll(t);
   const bool inet = req.family == 2 || req.family == 10;
   if (mode == NetworkMode::None && inet) {
     t.add(kDenyNetworkNone, "network.mode is none: no inet socket", true);

@@ -77,6 +77,25 @@ mode_t targetUmask(pid_t tid) { return static_cast<mode_t>(statusField(tid, "Uma
 // process keeps the thread group's id.
 pid_t threadGroupOf(pid_t tid) { return static_cast<pid_t>(statusField(tid, "Tgid", 10, tid)); }
 
+// The fields every user-notify decision event has; `err` is returned when enforced.
+void fillDecision(AuditEvent& ev, const seccomp_data& data, const char* category,
+                  const char* operation, const char* syscall, const policy::Decision& decision,
+                  bool enforce, int err) {
+  const bool deny = decision.verdict == Verdict::Deny;
+  ev.category = category;
+  ev.operation = operation;
+  ev.syscall = syscall;
+  ev.syscall_nr = data.nr;
+  ev.arch = data.arch;
+  ev.decision = !deny ? "allow" : enforce ? "deny" : "would-deny";
+  ev.enforced_by = "seccomp";
+  ev.err = enforce ? err : 0;
+  ev.rule_id.assign(decision.rule_id);
+  ev.rule_reason.assign(decision.reason);
+  ev.rule_name.assign(decision.name);
+  ev.default_rule = decision.rule_id.starts_with("default-");
+}
+
 }  // namespace
 
 // One notification in flight.
@@ -311,18 +330,7 @@ bool NotifyHandler::record(Call& c, Operation op, std::string_view real_path,
 
   if (deny || options_.audit_allows || op == Operation::Exec) {
     AuditEvent& ev = c.event;
-    ev.category = c.category;
-    ev.operation = c.operation;
-    ev.syscall = c.syscall;
-    ev.syscall_nr = c.req.data.nr;
-    ev.arch = c.req.data.arch;
-    ev.decision = !deny ? "allow" : enforce ? "deny" : "would-deny";
-    ev.enforced_by = "seccomp";
-    ev.err = enforce ? EACCES : 0;
-    ev.rule_id.assign(decision.rule_id);
-    ev.rule_reason.assign(decision.reason);
-    ev.rule_name.assign(decision.name);
-    ev.default_rule = decision.rule_id.starts_with("default-");
+    fillDecision(ev, c.req.data, c.category, c.operation, c.syscall, decision, enforce, EACCES);
     if (ev.category == std::string_view("exec"))
       ev.exec.path.assign(real_path);
     else
@@ -899,18 +907,7 @@ void NotifyHandler::handleSocket(Call& c, const DecodedCall& d) {
   const std::string family = policy::socketFamilyName(d.family);
   if (deny || options_.audit_allows) {
     AuditEvent& ev = c.event;
-    ev.category = "network";
-    ev.operation = "socket";
-    ev.syscall = c.syscall;
-    ev.syscall_nr = c.req.data.nr;
-    ev.arch = c.req.data.arch;
-    ev.decision = !deny ? "allow" : enforce ? "deny" : "would-deny";
-    ev.enforced_by = "seccomp";
-    ev.err = enforce ? EPERM : 0;
-    ev.rule_id.assign(decision.rule_id);
-    ev.rule_reason.assign(decision.reason);
-    ev.rule_name.assign(decision.name);
-    ev.default_rule = decision.rule_id.starts_with("default-");
+    fillDecision(ev, c.req.data, "network", "socket", c.syscall, decision, enforce, EPERM);
     ev.network.family = family;
     if (d.family == policy::kFamilyNetlink) ev.network.proto = policy::netlinkProtocolName(d.protocol);
     auto process = processes_.lookup(c.tgid, c.tid);
