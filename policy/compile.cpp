@@ -124,6 +124,14 @@ CompiledPolicy compile(const Policy& policy) {
   // With execs notified, the process tracker's exec re-check runs too.
   out.seccomp.notify_exec = true;
   out.seccomp.allow_user_namespaces = false;
+  // Address families: refused unless every plan is network.mode all (a
+  // profile in mode all is then let through by the user-notify handler).
+  bool restricted = policy.network.mode.value_or(NetworkMode::Localhost) != NetworkMode::All;
+  for (const auto& [_, prof] : policy.profiles)
+    restricted = restricted || prof.network.mode.value_or(
+                                   policy.network.mode.value_or(NetworkMode::Localhost)) !=
+                                   NetworkMode::All;
+  out.seccomp.notify_socket_families = restricted;
 
   out.network.mode = policy.network.mode.value_or(NetworkMode::Localhost);
   addNetRules(out.network, policy.network.allow);
@@ -151,7 +159,8 @@ std::string toText(const CompiledPolicy& c) {
   o << "seccomp notify_write_opens=" << c.seccomp.notify_write_opens
     << " notify_read_opens=" << c.seccomp.notify_read_opens
     << " notify_exec=" << c.seccomp.notify_exec
-    << " allow_user_namespaces=" << c.seccomp.allow_user_namespaces << "\n";
+    << " allow_user_namespaces=" << c.seccomp.allow_user_namespaces
+    << " notify_socket_families=" << c.seccomp.notify_socket_families << "\n";
   auto net = [&](const std::string& label, const NetworkPlan& n) {
     o << label << " mode=" << modeName(n.mode) << "\n";
     for (const auto& e : n.entries) {

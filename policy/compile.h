@@ -44,7 +44,23 @@ struct SeccompPlan {
   // by notify_write_opens.
   bool notify_links_and_attrs = false;
   bool allow_user_namespaces = false;
+  // socket()/socketpair() of a family outside policy::kAllowedSocketFamilies
+  // (netlink: outside kAllowedNetlinkProtocols) goes to user-notify, which
+  // refuses it with an audit event; the allowed ones stay in the kernel. Set
+  // when some plan's network.mode is not all.
+  bool notify_socket_families = false;
 };
+
+// The address families network.mode none, localhost and allowlist let a
+// process create sockets of (mode all: every family). The seccomp filter
+// lets exactly these through in the kernel (tracer/seccomp/seccomp_filter.cpp)
+// and sends every other to user-notify, where decide() refuses it; inet
+// sockets are judged further by the cgroup programs (mode none refuses
+// them at creation). AF_NETLINK only with the protocols below.
+inline constexpr int kAllowedSocketFamilies[] = {1 /* AF_UNIX */, 2 /* AF_INET */,
+                                                 10 /* AF_INET6 */, 16 /* AF_NETLINK */};
+inline constexpr int kAllowedNetlinkProtocols[] = {0 /* NETLINK_ROUTE */};
+inline constexpr int kFamilyNetlink = 16;
 
 // cgroup socket programs: the allowlist as CIDR + port ranges, per profile.
 struct NetEntry {

@@ -4,6 +4,7 @@
 // tracer: decide() passes none, so the hot path only walks vectors and
 // compares string_views; explain() records every rule it considers.
 #include "policy/engine.h"
+#include "policy/compile.h"
 
 #include <algorithm>
 
@@ -37,6 +38,17 @@ constexpr std::string_view kNameDefaultConnect = "default: destination not in ne
 constexpr std::string_view kNameNone = "network.mode none";
 constexpr std::string_view kNameAll = "network.mode all";
 constexpr std::string_view kNameLoopback = "network.mode localhost (loopback)";
+constexpr std::string_view kReasonSocketFamily =
+    "unix, inet, inet6 and netlink route sockets are what ordinary tools need";
+constexpr std::string_view kReasonDenySocketFamily =
+    "only unix, inet, inet6 and netlink route sockets may be created";
+constexpr std::string_view kNameSocketFamily = "network: unix, inet, inet6, netlink route sockets";
+constexpr std::string_view kNameDenyFamilyNone =
+    "default: address family not allowed by network.mode none";
+constexpr std::string_view kNameDenyFamilyLocalhost =
+    "default: address family not allowed by network.mode localhost";
+constexpr std::string_view kNameDenyFamilyAllowlist =
+    "default: address family not allowed by network.mode allowlist";
 
 // Collects explain steps; a null tracer records nothing (decide()).
 struct Tracer {
@@ -182,17 +194,24 @@ const NetRule* netMatch(const std::vector<NetRule>& rules, const Request& req, T
   return nullptr;
 }
 
+// The network mode of the caller's plan: the profile's, else the base's.
+NetworkMode planMode(const Policy& p, const Profile* prof) {
+  if (prof && prof->network.mode) return *prof->network.mode;
+  return p.network.mode.value_or(NetworkMode::Localhost);
+}
+
+Decision allowAll(Tracer& t) {
+  t.add(kAllowAll, "network.mode is all", true);
+  return {Verdict::Allow, kAllowAll, kReasonAll, kNameAll};
+}
+
 Decision decideConnect(const Policy& p, const Profile* prof, const Request& req, Tracer& t) {
-  NetworkMode mode = p.network.mode.value_or(NetworkMode::Localhost);
-  if (prof && prof->network.mode) mode = *prof->network.mode;
+  const NetworkMode mode = planMode(p, prof);
   if (mode == NetworkMode::None) {
     t.add(kDenyNetworkNone, "network.mode is none", true);
     return {Verdict::Deny, kDenyNetworkNone, kReasonNone, kNameNone};
   }
-  if (mode == NetworkMode::All) {
-    t.add(kAllowAll, "network.mode is all", true);
-    return {Verdict::Allow, kAllowAll, kReasonAll, kNameAll};
-  }
+  if (mode == NetworkMode::All) return allowAll(t);
   if (prof) {
     if (auto* r = netMatch(prof->network.allow, req, t, prof))
       return {Verdict::Allow, r->id, r->reason, r->name};
@@ -208,12 +227,39 @@ Decision decideConnect(const Policy& p, const Profile* prof, const Request& req,
   return {Verdict::Deny, kDefaultDenyConnect, kReasonDefaultConnect, kNameDefaultConnect};
 }
 
+// socket(2): mode all allows every family; the other modes the families of
+// kAllowedSocketFamilies (netlink: kAllowedNetlinkProtocols). Mode none
+// refuses inet sockets too, as the cgroup sock_create program does.
+Decision decideSocket(const Policy& p, const Profile* prof, const Request& req, Tracer& t) {
+  const NetworkMode mode = planMode(p, prof);
+  if (mode == NetworkMode::All) return allowAll(t);
+  const bool inet = req.family == 2 || req.family == 10;
+  if (mode == NetworkMode::None && inet) {
+    t.add(kDenyNetworkNone, "network.mode is none: no inet socket", true);
+    return {Verdict::Deny, kDenyNetworkNone, kReasonNone, kNameNone};
+  }
+  const std::string what = socketFamilyName(req.family) +
+                           (req.family == kFamilyNetlink
+                                ? " protocol " + netlinkProtocolName(req.protocol)
+                                : std::string());
+  if (socketFamilyAllowed(req.family, req.protocol)) {
+    t.add(kAllowSocketFamily, what + " sockets are allowed", true);
+    return {Verdict::Allow, kAllowSocketFamily, kReasonSocketFamily, kNameSocketFamily};
+  }
+  t.add(kDefaultDenySocketFamily, what + " is not an allowed address family", true);
+  const std::string_view name = mode == NetworkMode::None        ? kNameDenyFamilyNone
+                                : mode == NetworkMode::Localhost ? kNameDenyFamilyLocalhost
+                                                                 : kNameDenyFamilyAllowlist;
+  return {Verdict::Deny, kDefaultDenySocketFamily, kReasonDenySocketFamily, name};
+}
+
 Decision evaluate(const Policy& p, const Profile* prof, const Request& req, Tracer& t) {
   switch (req.op) {
     case Operation::Read: return decideRead(p, prof, req.path, t);
     case Operation::Write: return decideWrite(p, prof, req.path, t);
     case Operation::Exec: return decideExec(p, prof, req.path, t);
     case Operation::Connect: return decideConnect(p, prof, req, t);
+    case Operation::Socket: return decideSocket(p, prof, req, t);
   }
   return {Verdict::Deny, kDefaultDenyRead, kReasonDefaultRead, kNameDefaultRead};
 }
@@ -250,6 +296,10 @@ std::string suggestionFor(const Policy& p, const Request& req, const Decision& d
   std::string dest = !req.host.empty() ? std::string(req.host) : ipToString(req.ip);
   if (dest.find(':') != std::string::npos) dest = "[" + dest + "]";
   dest += ":" + std::to_string(req.port);
+  if (d.rule_id == kDefaultDenySocketFamily)
+    return "only network.mode \"all\" allows this address family (set " + scope + "network.mode)";
+  if (d.rule_id == kDenyNetworkNone && req.op == Operation::Socket)
+    return "set " + scope + "network.mode to \"localhost\" or \"allowlist\"";
   if (d.rule_id == kDenyNetworkNone) {
     return "set " + scope + "network.mode to \"allowlist\" and add " + quote(dest) + " to " + scope +
            "network.allow";
@@ -274,8 +324,66 @@ std::string_view toString(Operation op) {
     case Operation::Write: return "write";
     case Operation::Exec: return "exec";
     case Operation::Connect: return "connect";
+    case Operation::Socket: return "socket";
   }
   return "?";
+}
+
+bool socketFamilyAllowed(int family, int protocol) {
+  for (int f : kAllowedSocketFamilies) {
+    if (f != family) continue;
+    if (family != kFamilyNetlink) return true;
+    for (int proto : kAllowedNetlinkProtocols)
+      if (proto == protocol) return true;
+    return false;
+  }
+  return false;
+}
+
+namespace {
+// "40" → 40; "vsock"/"AF_VSOCK" → the index whose name() matches.
+template <typename Name>
+int numberOrName(std::string_view text, std::string_view prefix, Name name) {
+  if (text.empty()) return -1;
+  if (std::all_of(text.begin(), text.end(), [](char ch) { return ch >= '0' && ch <= '9'; }))
+    return text.size() < 6 ? std::stoi(std::string(text)) : -1;
+  std::string lower;
+  for (char ch : text) lower += static_cast<char>(ch >= 'A' && ch <= 'Z' ? ch - 'A' + 'a' : ch);
+  if (lower.starts_with(prefix)) lower.erase(0, prefix.size());
+  for (int i = 0; i < 64; ++i)
+    if (name(i) == lower) return i;
+  return -1;
+}
+}  // namespace
+
+int socketFamilyFromName(std::string_view name) {
+  return numberOrName(name, "af_", socketFamilyName);
+}
+
+int netlinkProtocolFromName(std::string_view name) {
+  return numberOrName(name, "netlink_", netlinkProtocolName);
+}
+
+std::string socketFamilyName(int family) {
+  // Linux AF_* numbers (include/linux/socket.h), lower case without "AF_".
+  static constexpr const char* kNames[] = {
+      "unspec", "unix",   "inet",  "ax25",     "ipx",   "appletalk", "netrom", "bridge",
+      "atmpvc", "x25",    "inet6", "rose",     "decnet", "netbeui",  "security", "key",
+      "netlink", "packet", "ash",  "econet",   "atmsvc", "rds",      "sna",    "irda",
+      "pppox",  "wanpipe", "llc",  "ib",       "mpls",  "can",       "tipc",   "bluetooth",
+      "iucv",   "rxrpc",  "isdn",  "phonet",   "ieee802154", "caif", "alg",    "nfc",
+      "vsock",  "kcm",    "qipcrtr", "smc",    "xdp",   "mctp"};
+  if (family >= 0 && static_cast<size_t>(family) < std::size(kNames)) return kNames[family];
+  return "family-" + std::to_string(family);
+}
+
+std::string netlinkProtocolName(int protocol) {
+  static constexpr const char* kNames[] = {
+      "route", "unused", "usersock", "firewall", "sock_diag", "nflog", "xfrm", "selinux",
+      "iscsi", "audit", "fib_lookup", "connector", "netfilter", "ip6_fw", "dnrtmsg",
+      "kobject_uevent", "generic", "dm", "scsitransport", "ecryptfs", "rdma", "crypto", "smc"};
+  if (protocol >= 0 && static_cast<size_t>(protocol) < std::size(kNames)) return kNames[protocol];
+  return std::to_string(protocol);
 }
 
 void ResolvedHosts::add(std::string_view host, const Ip6& ip) {

@@ -17,7 +17,9 @@
 
 namespace sv::policy {
 
-enum class Operation { Read, Write, Exec, Connect };
+// Socket: socket(2)/socketpair(2) of an address family (seccomp user-notify
+// sends only the families the filter does not allow itself; `explain`).
+enum class Operation { Read, Write, Exec, Connect, Socket };
 
 // Addresses learnt for the host names of network.allow entries (from the DNS
 // answers the supervised tree received, or resolved at session start). The
@@ -44,6 +46,10 @@ struct Request {
   uint16_t port = 0;
   std::string_view host;
   const ResolvedHosts* resolved_hosts = nullptr;  // optional, see ResolvedHosts
+  // Socket: socket(family, type, protocol) as the caller passed them.
+  int family = 0;
+  int sock_type = 0;
+  int protocol = 0;
 };
 
 struct Decision {
@@ -107,6 +113,20 @@ inline constexpr std::string_view kDefaultDenyConnect = "default-deny-connect";
 inline constexpr std::string_view kAllowAll = "network-all";
 inline constexpr std::string_view kAllowLoopback = "network-loopback";
 inline constexpr std::string_view kDenyNetworkNone = "network-none";
+// Socket families (docs/network.md, "Address families").
+inline constexpr std::string_view kAllowSocketFamily = "network-socket-family";
+inline constexpr std::string_view kDefaultDenySocketFamily = "default-deny-socket-family";
+
+// Whether a socket of this family and protocol is allowed outside mode all.
+bool socketFamilyAllowed(int family, int protocol);
+// "unix", "inet6", "vsock", "netlink", ... ("family-N" for one without a name).
+std::string socketFamilyName(int family);
+// "route", "audit", ... for AF_NETLINK protocols ("N" otherwise).
+std::string netlinkProtocolName(int protocol);
+// The other way, for `explain socket`: "vsock", "AF_VSOCK" or "40"; netlink
+// protocols "audit", "NETLINK_AUDIT" or "9". -1 when unknown.
+int socketFamilyFromName(std::string_view name);
+int netlinkProtocolFromName(std::string_view name);
 
 std::string_view toString(Verdict v);
 std::string_view toString(Operation op);

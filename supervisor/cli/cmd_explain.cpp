@@ -1,4 +1,4 @@
-// `supervise explain [policy flags] [--json] read|write|exec|connect TARGET
+// `supervise explain [policy flags] [--json] read|write|exec|connect|socket TARGET
 //                    [--as-exe PATH] [--profile NAME]`
 // `supervise explain [policy flags] [--json] --audit-file F EVENT_ID`
 // `supervise explain [policy flags] [--json] -`        (one audit line on stdin)
@@ -477,7 +477,7 @@ int fail(const std::string& message) {
 }
 
 int runExplain(const ExplainArgs& args) {
-  static const std::vector<std::string> kOps = {"read", "write", "exec", "connect"};
+  static const std::vector<std::string> kOps = {"read", "write", "exec", "connect", "socket"};
   const bool is_op = std::find(kOps.begin(), kOps.end(), args.words[0]) != kOps.end();
   if (is_op != (args.words.size() == 2)) {
     return fail(is_op ? "\"" + args.words[0] + "\" needs a TARGET"
@@ -537,6 +537,7 @@ int runExplain(const ExplainArgs& args) {
   req.op = op == "read"    ? policy::Operation::Read
            : op == "write" ? policy::Operation::Write
            : op == "exec"  ? policy::Operation::Exec
+           : op == "socket" ? policy::Operation::Socket
                            : policy::Operation::Connect;
   std::string profile = args.profile;
   if (!profile.empty() && !loaded->profiles.count(profile))
@@ -555,12 +556,24 @@ int runExplain(const ExplainArgs& args) {
     req.ip = target.ip;
     req.port = target.port;
     req.host = target.host;
+  } else if (req.op == policy::Operation::Socket) {
+    // FAMILY[:PROTOCOL]: vsock, AF_PACKET, 40, netlink:audit, netlink:9.
+    const size_t colon = target_text.find(':');
+    req.family = policy::socketFamilyFromName(target_text.substr(0, colon));
+    req.protocol = colon == std::string::npos
+                       ? 0
+                       : policy::netlinkProtocolFromName(target_text.substr(colon + 1));
+    if (req.family < 0 || req.protocol < 0)
+      return fail("socket target \"" + target_text +
+                  "\": expected FAMILY[:NETLINK_PROTOCOL] (vsock, AF_PACKET, 40, netlink:audit)");
   } else {
     path = policy::normalizePath(here, target_text);
     req.path = path;
   }
   policy::Explanation e = engine.explain(req);
-  std::string shown = req.op == policy::Operation::Connect ? target_text : path;
+  std::string shown =
+      req.op == policy::Operation::Connect || req.op == policy::Operation::Socket ? target_text
+                                                                                : path;
   return report(args, *loaded, e, op, shown, profile, nullptr, nullptr, "");
 }
 
@@ -574,8 +587,8 @@ void registerExplain(CLI::App& app, CommandContext& ctx) {
       "(exit 0 allow, 1 deny)");
   args->policy.addTo(*sub);
   sub->add_option("what", args->words,
-                  "OPERATION TARGET (read|write|exec|connect, a path or ip:port / [v6]:port / "
-                  "host:port), or EVENT_ID (SEQ or SESSION:SEQ, with --audit-file), or - (one "
+                  "OPERATION TARGET (read|write|exec|connect|socket, a path or ip:port / "
+                  "[v6]:port / host:port, or an address family such as vsock or netlink:audit), or EVENT_ID (SEQ or SESSION:SEQ, with --audit-file), or - (one "
                   "audit line on stdin)")
       ->required()
       ->expected(1, 2);
@@ -588,6 +601,7 @@ void registerExplain(CLI::App& app, CommandContext& ctx) {
       "Examples:\n"
       "  supervise explain write .env\n"
       "  supervise explain --profile git connect github.com:22\n"
+      "  supervise explain socket vsock\n"
       "  supervise explain --audit-file audit.jsonl 17\n"
       "  tail -n1 audit.jsonl | supervise explain -");
   sub->callback([&ctx, args] {

@@ -161,6 +161,14 @@ DecodedCall decodeCall(const seccomp_data& data) {
       return xattr("fremovexattr", asInt(a[0]), 0, a[1], 0, 0, 0, true, true);
     case SYS_execve: return exec("execve", kCwd, a[0], a[1], 0);
     case SYS_execveat: return exec("execveat", asInt(a[0]), a[1], a[2], asInt(a[4]));
+    case SYS_socket:
+    case SYS_socketpair: {
+      DecodedCall d = make(CallKind::Socket, data.nr == SYS_socket ? "socket" : "socketpair");
+      d.family = asInt(a[0]);
+      d.sock_type = asInt(a[1]);
+      d.protocol = asInt(a[2]);
+      return d;
+    }
     default: return {};
   }
 }

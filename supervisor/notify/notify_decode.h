@@ -32,6 +32,7 @@ enum class CallKind : uint8_t {
   Utimes,       // utime, utimes, futimesat, utimensat
   Xattr,        // [lf]setxattr, [lf]removexattr
   Exec,         // execve, execveat
+  Socket,       // socket, socketpair: family, type, protocol (registers only)
 };
 
 struct DecodedCall {
@@ -55,6 +56,9 @@ struct DecodedCall {
   size_t size = 0;     // Openat2: sizeof the how; Xattr: the value's size
   bool follow = true;  // Xattr: false for the l*() forms
   bool remove = false;  // Xattr: *removexattr
+  int family = 0;       // Socket
+  int sock_type = 0;    // Socket: with SOCK_NONBLOCK/SOCK_CLOEXEC as passed
+  int protocol = 0;     // Socket
 };
 
 DecodedCall decodeCall(const seccomp_data& data);

@@ -21,6 +21,7 @@
 
 #include "common/proc_status.h"
 #include "common/read_file.h"
+#include "policy/compile.h"
 #include "supervisor/audit/limits.h"
 #include "supervisor/audit/denial_line.h"
 #include "tracer/seccomp/target_memory.h"
@@ -51,6 +52,7 @@ std::string_view verb(Operation op) {
     case Operation::Write: return "write to";
     case Operation::Exec: return "exec of";
     case Operation::Connect: return "connect to";
+    case Operation::Socket: return "socket of family";
   }
   return "access to";
 }
@@ -74,6 +76,25 @@ mode_t targetUmask(pid_t tid) { return static_cast<mode_t>(statusField(tid, "Uma
 // switched profile must get that profile, and after exec by any thread the
 // process keeps the thread group's id.
 pid_t threadGroupOf(pid_t tid) { return static_cast<pid_t>(statusField(tid, "Tgid", 10, tid)); }
+
+// The fields every user-notify decision event has; `err` is returned when enforced.
+void fillDecision(AuditEvent& ev, const seccomp_data& data, const char* category,
+                  const char* operation, const char* syscall, const policy::Decision& decision,
+                  bool enforce, int err) {
+  const bool deny = decision.verdict == Verdict::Deny;
+  ev.category = category;
+  ev.operation = operation;
+  ev.syscall = syscall;
+  ev.syscall_nr = data.nr;
+  ev.arch = data.arch;
+  ev.decision = !deny ? "allow" : enforce ? "deny" : "would-deny";
+  ev.enforced_by = "seccomp";
+  ev.err = enforce ? err : 0;
+  ev.rule_id.assign(decision.rule_id);
+  ev.rule_reason.assign(decision.reason);
+  ev.rule_name.assign(decision.name);
+  ev.default_rule = decision.rule_id.starts_with("default-");
+}
 
 }  // namespace
 
@@ -136,6 +157,7 @@ void NotifyHandler::dispatch(Call& c) {
     case CallKind::Xattr:
       return handleXattr(c, d.dirfd, d.path, d.arg, d.value, d.size, d.flags, d.follow, d.remove);
     case CallKind::Exec: return handleExec(c, d.dirfd, d.path, d.arg, d.flags);
+    case CallKind::Socket: return handleSocket(c, d);
     case CallKind::Unsupported: return;  // answered ENOSYS by handleOne
   }
 }
@@ -308,18 +330,7 @@ bool NotifyHandler::record(Call& c, Operation op, std::string_view real_path,
 
   if (deny || options_.audit_allows || op == Operation::Exec) {
     AuditEvent& ev = c.event;
-    ev.category = c.category;
-    ev.operation = c.operation;
-    ev.syscall = c.syscall;
-    ev.syscall_nr = c.req.data.nr;
-    ev.arch = c.req.data.arch;
-    ev.decision = !deny ? "allow" : enforce ? "deny" : "would-deny";
-    ev.enforced_by = "seccomp";
-    ev.err = enforce ? EACCES : 0;
-    ev.rule_id.assign(decision.rule_id);
-    ev.rule_reason.assign(decision.reason);
-    ev.rule_name.assign(decision.name);
-    ev.default_rule = decision.rule_id.starts_with("default-");
+    fillDecision(ev, c.req.data, c.category, c.operation, c.syscall, decision, enforce, EACCES);
     if (ev.category == std::string_view("exec"))
       ev.exec.path.assign(real_path);
     else
@@ -873,6 +884,45 @@ void NotifyHandler::handleExec(Call& c, int dirfd, uint64_t path, uint64_t argv_
     c.answered = true;
     return;
   }
+  c.answered = true;
+  (void)listener_.respondContinue(c.req.id);
+}
+
+// socket(2)/socketpair(2) of a family the filter does not allow in the kernel
+// (policy::kAllowedSocketFamilies). Every argument is a register, so the
+// decision is on exactly what the kernel will use: CONTINUE is safe here
+// (a profile in network.mode all, or audit mode), unlike for a path.
+// Refused with EPERM, as the cgroup programs refuse an inet socket.
+void NotifyHandler::handleSocket(Call& c, const DecodedCall& d) {
+  if (c.tgid == 0) c.tgid = c.tid;
+  policy::Request request;
+  request.op = Operation::Socket;
+  request.family = d.family;
+  request.sock_type = d.sock_type;
+  request.protocol = d.protocol;
+  request.profile = has_profiles_ ? profileOf(threadGroupOf(c.tid)) : std::string_view{};
+  const policy::Decision decision = engine_.decide(request);
+  const bool deny = decision.verdict == Verdict::Deny;
+  const bool enforce = deny && !options_.audit_mode;
+  const std::string family = policy::socketFamilyName(d.family);
+  if (deny || options_.audit_allows) {
+    AuditEvent& ev = c.event;
+    fillDecision(ev, c.req.data, "network", "socket", c.syscall, decision, enforce, EPERM);
+    ev.network.family = family;
+    if (d.family == policy::kFamilyNetlink) ev.network.proto = policy::netlinkProtocolName(d.protocol);
+    auto process = processes_.lookup(c.tgid, c.tid);
+    ev.process = process.get();
+    audit_.emit(ev);
+    ev.process = nullptr;
+  }
+  if (deny && !options_.quiet) {
+    const std::string what =
+        d.family == policy::kFamilyNetlink ? family + " (" + policy::netlinkProtocolName(d.protocol) + ")"
+                                           : family;
+    printDenial(options_.audit_mode ? "would deny" : "denied", verb(Operation::Socket), what,
+                decision.rule_id, decision.reason);
+  }
+  if (enforce) return finish(c, -EPERM);
   c.answered = true;
   (void)listener_.respondContinue(c.req.id);
 }

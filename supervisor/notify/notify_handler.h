@@ -85,6 +85,7 @@ class NotifyHandler {
   void handleXattr(Call& call, int fd, uint64_t path, uint64_t name, uint64_t value, size_t size,
                    int flags, bool follow, bool remove);
   void handleExec(Call& call, int dirfd, uint64_t path, uint64_t argv, int flags);
+  void handleSocket(Call& call, const DecodedCall& decoded);
   // The interpreters of a script (its "#!" chain) by the exec rules; on a
   // denial answers EACCES and returns false.
   bool permitInterpreters(Call& call, const ResolvedPath& binary);

@@ -1286,6 +1286,99 @@ TEST_F(Network, NonLoopbackConnectIsDeniedAndAudited) {
   EXPECT_TRUE(denied) << "no network deny event\n" << readFile(audit_);
 }
 
+// Address families (docs/network.md, "Address families"): under network
+// modes none, localhost and allowlist only unix, inet/inet6 (as the mode
+// allows) and netlink route sockets can be created; every other family, and
+// netlink with another protocol, fails with EPERM and leaves one deny event
+// (operation socket, enforced_by seccomp, rule default-deny-socket-family).
+// Sockets are only created, never connected.
+class SocketFamilies : public E2eTest, public testing::WithParamInterface<std::string> {};
+
+TEST_P(SocketFamilies, OnlyTheFamiliesTheModeNamesCanBeCreated) {
+  const std::string mode = GetParam();
+  // name family type protocol; each line printed "name ok" or "name errno=N".
+  const std::string script = R"(
+import socket, sys
+cases = [("unix", 1, socket.SOCK_STREAM, 0), ("unixpair", 1, socket.SOCK_STREAM, -1),
+         ("inet", 2, socket.SOCK_STREAM, 0), ("inet6", 10, socket.SOCK_DGRAM, 0),
+         ("netlink-route", 16, socket.SOCK_RAW, 0), ("netlink-audit", 16, socket.SOCK_RAW, 9),
+         ("netlink-uevent", 16, socket.SOCK_DGRAM, 15), ("vsock", 40, socket.SOCK_STREAM, 0),
+         ("packet", 17, socket.SOCK_DGRAM, 0), ("alg", 38, socket.SOCK_SEQPACKET, 0),
+         ("bluetooth", 31, socket.SOCK_STREAM, 0), ("xdp", 44, socket.SOCK_RAW, 0),
+         ("vsockpair", 40, socket.SOCK_STREAM, -1)]
+for name, fam, typ, proto in cases:
+    try:
+        if proto < 0:
+            a, b = socket.socketpair(fam, typ); a.close(); b.close()
+        else:
+            socket.socket(fam, typ, proto).close()
+        print(name, "ok")
+    except OSError as e:
+        print(name, "errno=%d" % e.errno)
+)";
+  auto r = supervise({"-o", "network.mode=" + mode}, {"/usr/bin/python3", "-c", script});
+  ASSERT_EQ(r.status, 0) << r.describe();
+  auto result = [&](const std::string& name) {
+    std::istringstream in(r.out);
+    std::string line;
+    while (std::getline(in, line))
+      if (line.rfind(name + " ", 0) == 0) return line.substr(name.size() + 1);
+    return std::string("missing");
+  };
+  const bool inet_allowed = mode != "none";
+  EXPECT_EQ(result("unix"), "ok") << r.describe();
+  EXPECT_EQ(result("unixpair"), "ok") << r.describe();
+  EXPECT_EQ(result("inet"), inet_allowed ? "ok" : "errno=1") << r.describe();
+  EXPECT_EQ(result("inet6"), inet_allowed ? "ok" : "errno=1") << r.describe();
+  EXPECT_EQ(result("netlink-route"), "ok") << r.describe();
+  const std::vector<std::pair<std::string, std::string>> refused = {
+      {"netlink-audit", "netlink"}, {"netlink-uevent", "netlink"}, {"vsock", "vsock"},
+      {"packet", "packet"},         {"alg", "alg"},                {"bluetooth", "bluetooth"},
+      {"xdp", "xdp"},               {"vsockpair", "vsock"}};
+  for (const auto& [name, family] : refused)
+    EXPECT_EQ(result(name), "errno=1") << name << "\n" << r.describe();
+  EXPECT_TRUE(contains(r.err, "denied socket of family vsock (rule default-deny-socket-family"))
+      << r.describe();
+
+  // One deny event per refused family socket, each with its family.
+  std::vector<json> events;
+  for (const auto& e : audit())
+    if (str(e, "category") == "network" && str(e, "operation") == "socket" &&
+        str(e, "enforced_by") == "seccomp")
+      events.push_back(e);
+  ASSERT_EQ(events.size(), refused.size()) << dumpEvents(audit());
+  for (size_t i = 0; i < refused.size(); ++i) {
+    const json& e = events[i];
+    EXPECT_EQ(str(e, "decision"), "deny") << e.dump();
+    EXPECT_EQ(str(e, "errno"), "EPERM") << e.dump();
+    EXPECT_EQ(ruleId(e), "default-deny-socket-family") << e.dump();
+    EXPECT_EQ(e["rule"].value("name", ""),
+              "default: address family not allowed by network.mode " + mode)
+        << e.dump();
+    EXPECT_EQ(e["network"].value("family", ""), refused[i].second) << e.dump();
+    EXPECT_EQ(e["syscall"].value("name", ""),
+              refused[i].first == "vsockpair" ? "socketpair" : "socket")
+        << e.dump();
+  }
+  EXPECT_EQ(events[0]["network"].value("proto", ""), "audit") << events[0].dump();
+  EXPECT_EQ(events[1]["network"].value("proto", ""), "kobject_uevent") << events[1].dump();
+}
+
+INSTANTIATE_TEST_SUITE_P(Modes, SocketFamilies, testing::Values("none", "localhost", "allowlist"));
+
+// network.mode all names every family: nothing is refused by family (packet
+// sockets still need CAP_NET_RAW, which the tree does not have).
+TEST_F(Network, ModeAllLeavesEveryFamilyToTheKernel) {
+  auto r = supervise({"-o", "network.mode=all"},
+                     {"/usr/bin/python3", "-c",
+                      "import socket\nsocket.socket(40, socket.SOCK_STREAM).close()\n"
+                      "socket.socket(16, socket.SOCK_RAW, 9).close()\nprint('ok')"});
+  EXPECT_EQ(r.status, 0) << r.describe();
+  EXPECT_TRUE(contains(r.out, "ok")) << r.describe();
+  for (const auto& e : audit())
+    EXPECT_FALSE(str(e, "operation") == "socket" && str(e, "decision") == "deny") << e.dump();
+}
+
 // A pathname unix socket outside the writable roots is refused and audited
 // whether or not it exists; the stderr line appears only for one that does:
 // connecting to a missing one fails anyway, and glibc tries nscd's socket on

@@ -32,6 +32,7 @@ const std::vector<int>& notified() {
     sv::policy::SeccompPlan all;
     all.notify_write_opens = all.notify_read_opens = all.notify_exec = true;
     all.notify_links_and_attrs = true;
+    all.notify_socket_families = true;
     return sv::tracer::notifiedSyscalls(all);
   }();
   return nrs;

@@ -235,6 +235,22 @@ TEST_F(OpsTest, ExplainAnEventFromTheAuditFile) {
       << out << err;
 }
 
+// explain socket FAMILY[:NETLINK_PROTOCOL] (docs/network.md, "Address families").
+TEST_F(OpsTest, ExplainSocketFamilies) {
+  std::string out, err;
+  EXPECT_EQ(run({"explain", "socket", "vsock"}, &out, &err), 1) << err;
+  EXPECT_NE(out.find("default-deny-socket-family"), std::string::npos) << out;
+  EXPECT_NE(out.find("network.mode"), std::string::npos) << out;
+  EXPECT_EQ(run({"explain", "socket", "AF_NETLINK:NETLINK_AUDIT"}, &out, &err), 1) << err;
+  EXPECT_EQ(run({"explain", "socket", "netlink:route"}, &out, &err), 0) << out << err;
+  EXPECT_EQ(run({"explain", "socket", "unix"}, &out, &err), 0) << out << err;
+  EXPECT_EQ(run({"explain", "socket", "40"}, &out, &err), 1) << err;
+  EXPECT_EQ(run({"explain", "socket", "nosuchfamily"}, &out, &err), 2);
+  EXPECT_NE(err.find("expected FAMILY"), std::string::npos) << err;
+  write("all.json", R"({"network": {"mode": "all"}})");
+  EXPECT_EQ(run({"explain", "--policy", "all.json", "socket", "vsock"}, &out, &err), 0) << out << err;
+}
+
 TEST_F(OpsTest, ExplainEventErrors) {
   write("audit.jsonl", event(2, "deny", fileTarget("write", "/srv/x")) + "\n");
   std::string out, err;

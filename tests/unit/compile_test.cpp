@@ -75,6 +75,14 @@ TEST(Compile, SeccompPlan) {
                   .seccomp.notify_read_opens);
   EXPECT_FALSE(compile(*mustLoad(R"({"audit": {"level": "decisions"}})", "code-sandbox"))
                    .seccomp.notify_read_opens);
+  // Address families: notified unless every plan is network.mode all.
+  EXPECT_TRUE(compile(*mustLoad("", "code-sandbox")).seccomp.notify_socket_families);
+  EXPECT_TRUE(compile(*mustLoad("", "strict")).seccomp.notify_socket_families);
+  EXPECT_FALSE(compile(*mustLoad(R"({"network": {"mode": "all"}})", "code-sandbox"))
+                   .seccomp.notify_socket_families);
+  EXPECT_TRUE(compile(*mustLoad(R"({"network": {"mode": "all"},
+      "profiles": {"p": {"network": {"mode": "localhost"}}}})", "code-sandbox"))
+                  .seccomp.notify_socket_families);
 }
 
 TEST(Compile, LocalhostAddsLoopback) {

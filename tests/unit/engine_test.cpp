@@ -179,6 +179,46 @@ TEST(Engine, NetworkModes) {
   EXPECT_EQ(connect("none", allowlist, "192.0.2.7", 8101).verdict, Verdict::Deny);
 }
 
+// Address families: unix, inet/inet6 and netlink route outside mode all
+// (inet not in mode none); every other family and netlink protocol refused.
+TEST(Engine, SocketFamilies) {
+  auto sock = [](const char* preset, const char* text, int family, int protocol = 0,
+                 const char* profile = "") {
+    Engine engine(mustLoad(text, preset));
+    Request r;
+    r.op = Operation::Socket;
+    r.family = family;
+    r.sock_type = 1;
+    r.protocol = protocol;
+    r.profile = profile;
+    Decision d = engine.decide(r);
+    return std::string(toString(d.verdict)) + " " + std::string(d.rule_id) + " " +
+           std::string(d.name);
+  };
+  const std::string deny_localhost =
+      "deny default-deny-socket-family default: address family not allowed by network.mode "
+      "localhost";
+  EXPECT_EQ(sock("code-sandbox", "", 40), deny_localhost);  // AF_VSOCK
+  EXPECT_EQ(sock("code-sandbox", "", 17), deny_localhost);  // AF_PACKET
+  EXPECT_EQ(sock("code-sandbox", "", 16, 9), deny_localhost);  // NETLINK_AUDIT
+  EXPECT_EQ(sock("code-sandbox", "", -1), deny_localhost);
+  EXPECT_EQ(sock("code-sandbox", "", 4096), deny_localhost);
+  EXPECT_TRUE(sock("code-sandbox", "", 16, 0).starts_with("allow network-socket-family"));
+  EXPECT_TRUE(sock("code-sandbox", "", 1).starts_with("allow network-socket-family"));
+  EXPECT_TRUE(sock("code-sandbox", "", 10).starts_with("allow network-socket-family"));
+  EXPECT_TRUE(sock("strict", "", 2).starts_with("deny network-none"));
+  EXPECT_TRUE(sock("strict", "", 40).ends_with("by network.mode none"));
+  EXPECT_TRUE(sock("strict", "", 1).starts_with("allow"));
+  EXPECT_TRUE(sock("audit-only", "", 40).starts_with("allow network-all"));
+  const char* allowlist = R"({"network": {"mode": "allowlist", "allow": ["192.0.2.0/24:80"]},
+    "profiles": {"vm": {"network": {"mode": "all"}}}})";
+  EXPECT_TRUE(sock("none", allowlist, 40).ends_with("by network.mode allowlist"));
+  EXPECT_TRUE(sock("none", allowlist, 40, 0, "vm").starts_with("allow network-all"));
+  EXPECT_EQ(socketFamilyName(40), "vsock");
+  EXPECT_EQ(socketFamilyName(99), "family-99");
+  EXPECT_EQ(netlinkProtocolName(9), "audit");
+}
+
 // rule.name: section and pattern as written, the profile in front; the same
 // text whether the engine decided or a backend looks the kernel's rule id up.
 TEST(Engine, RuleNamesAndTextsById) {

@@ -28,13 +28,24 @@ TEST(NotifyDecode, EverySyscallThePlanNotifiesIsDecoded) {
   policy::SeccompPlan all;
   all.notify_write_opens = all.notify_read_opens = all.notify_exec = true;
   all.notify_links_and_attrs = true;
+  all.notify_socket_families = true;
   const std::vector<int> nrs = tracer::notifiedSyscalls(all);
-  EXPECT_EQ(nrs.size(), 39u) << "a syscall joined or left the plan: check decodeCall()";
+  EXPECT_EQ(nrs.size(), 41u) << "a syscall joined or left the plan: check decodeCall()";
   for (int nr : nrs) {
     const DecodedCall d = decodeCall(request(nr));
     EXPECT_NE(d.kind, CallKind::Unsupported) << "syscall " << nr << " is notified but unknown";
     EXPECT_STRNE(d.name, "") << nr;
   }
+}
+
+TEST(NotifyDecode, SocketArgumentsAreTheLowHalves) {
+  const DecodedCall d = decodeCall(request(SYS_socket, {kHigh | 40, kHigh | 0x80001, kHigh | 9}));
+  EXPECT_EQ(d.kind, CallKind::Socket);
+  EXPECT_STREQ(d.name, "socket");
+  EXPECT_EQ(d.family, 40);
+  EXPECT_EQ(d.sock_type, 0x80001);
+  EXPECT_EQ(d.protocol, 9);
+  EXPECT_STREQ(decodeCall(request(SYS_socketpair, {1, 1, 0})).name, "socketpair");
 }
 
 TEST(NotifyDecode, OtherSyscallsAreUnsupported) {

@@ -156,6 +156,50 @@ Status addWriteIntentOpen(scmp_filter_ctx ctx, const Sys& sys, unsigned flags_ar
   return {};
 }
 
+// socket(family, type, protocol) / socketpair(family, ...): notify every
+// family outside policy::kAllowedSocketFamilies, and AF_NETLINK with a
+// protocol outside kAllowedNetlinkProtocols. The arguments are registers, so
+// the handler decides on exactly what the kernel will use. libseccomp allows
+// one comparison per argument and rule: the refused families are covered by
+// aligned power-of-two blocks (MASKED_EQ) below 64 and one GE 64 for the
+// rest (a negative int is >= 64 as an unsigned 32-bit value).
+Status addSocketFamilyRules(scmp_filter_ctx ctx, const Sys& sys, bool netlink_protocol) {
+  constexpr uint32_t kLimit = 64;
+  auto allowed = [](uint32_t f) {
+    for (int a : policy::kAllowedSocketFamilies)
+      if (static_cast<uint32_t>(a) == f) return true;
+    return false;
+  };
+  uint32_t f = 0;
+  while (f < kLimit) {
+    if (allowed(f)) {
+      ++f;
+      continue;
+    }
+    // The largest aligned block from f that holds no allowed family.
+    uint32_t size = 1;
+    while (f % (size * 2) == 0 && f + size * 2 <= kLimit) {
+      bool clean = true;
+      for (uint32_t g = f; g < f + size * 2; ++g) clean = clean && !allowed(g);
+      if (!clean) break;
+      size *= 2;
+    }
+    scmp_arg_cmp cmp = SCMP_CMP32(0, SCMP_CMP_MASKED_EQ, ~(size - 1), f);
+    SV_TRY(addRule(ctx, SCMP_ACT_NOTIFY, sys, 1, &cmp));
+    f += size;
+  }
+  scmp_arg_cmp rest = SCMP_CMP32(0, SCMP_CMP_GE, kLimit);
+  SV_TRY(addRule(ctx, SCMP_ACT_NOTIFY, sys, 1, &rest));
+  if (netlink_protocol) {
+    static_assert(std::size(policy::kAllowedNetlinkProtocols) == 1);
+    scmp_arg_cmp nl[] = {
+        SCMP_CMP32(0, SCMP_CMP_EQ, policy::kFamilyNetlink),
+        SCMP_CMP32(2, SCMP_CMP_NE, static_cast<uint32_t>(policy::kAllowedNetlinkProtocols[0]))};
+    SV_TRY(addRule(ctx, SCMP_ACT_NOTIFY, sys, 2, nl));
+  }
+  return {};
+}
+
 Result<std::vector<sock_filter>> exportBpf(scmp_filter_ctx ctx) {
   UniqueFd mem(static_cast<int>(syscall(SYS_memfd_create, "sv-seccomp", MFD_CLOEXEC)));
   if (!mem) return errnoError("memfd_create");
@@ -210,6 +254,8 @@ std::vector<int> notifiedSyscalls(const policy::SeccompPlan& plan) {
   if (plan.notify_write_opens || plan.notify_links_and_attrs)
     for (const Sys& sys : kNotifyLinksAndAttrs) nrs.push_back(sys.nr);
   if (plan.notify_exec) add({{"execve", __NR_execve}, {"execveat", __NR_execveat}});
+  if (plan.notify_socket_families)
+    add({{"socket", __NR_socket}, {"socketpair", __NR_socketpair}});
   std::sort(nrs.begin(), nrs.end());
   nrs.erase(std::unique(nrs.begin(), nrs.end()), nrs.end());
   return nrs;
@@ -285,6 +331,11 @@ Result<std::vector<sock_filter>> buildSeccompFilter(const policy::SeccompPlan& p
   if (plan.notify_exec) {
     SV_TRY(addRule(c, SCMP_ACT_NOTIFY, Sys{"execve", __NR_execve}));
     SV_TRY(addRule(c, SCMP_ACT_NOTIFY, Sys{"execveat", __NR_execveat}));
+  }
+  if (plan.notify_socket_families) {
+    SV_TRY(addSocketFamilyRules(c, Sys{"socket", __NR_socket}, true));
+    // socketpair(AF_NETLINK) fails in the kernel (EOPNOTSUPP) for every protocol.
+    SV_TRY(addSocketFamilyRules(c, Sys{"socketpair", __NR_socketpair}, false));
   }
   auto prog = exportBpf(c);
   if (!prog) return prog.error();

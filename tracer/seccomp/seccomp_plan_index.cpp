@@ -8,7 +8,7 @@ namespace {
 constexpr bool policy::SeccompPlan::*kPlanBits[] = {
     &policy::SeccompPlan::notify_write_opens, &policy::SeccompPlan::notify_read_opens,
     &policy::SeccompPlan::notify_exec, &policy::SeccompPlan::notify_links_and_attrs,
-    &policy::SeccompPlan::allow_user_namespaces};
+    &policy::SeccompPlan::allow_user_namespaces, &policy::SeccompPlan::notify_socket_families};
 static_assert(size_t{1} << std::size(kPlanBits) == kSeccompPlanCount);
 
 }  // namespace

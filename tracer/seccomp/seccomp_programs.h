@@ -1,7 +1,7 @@
 // The seccomp filters, built once at build time instead of at every start.
 //
-// A filter is a function of the five booleans of a policy::SeccompPlan, so
-// all 32 are built with libseccomp by seccomp_programs_gen (the same
+// A filter is a function of the six booleans of a policy::SeccompPlan, so
+// all 64 are built with libseccomp by seccomp_programs_gen (the same
 // buildSeccompFilter() that tests run) when supervise is built, and compiled
 // in: a session then spends no time in libseccomp (~1.1 ms of a cold start
 // on the test VM). The integration test SeccompPrograms.MatchTheBuilder
@@ -17,7 +17,7 @@
 
 namespace sv::tracer {
 
-inline constexpr size_t kSeccompPlanCount = 32;
+inline constexpr size_t kSeccompPlanCount = 64;
 
 // The table index of a plan, and back (a bit per boolean).
 size_t seccompPlanIndex(const policy::SeccompPlan& plan);
