@@ -113,6 +113,20 @@ void writeBase64(JsonWriter& w, std::string_view bytes) {
   out += '"';
 }
 
+void writeSelfProtected(JsonWriter& w, EventText& text,
+                        const std::vector<SelfProtectedPath>& paths) {
+  w.key("self_protected");
+  w.beginArray();
+  for (const auto& p : paths) {
+    w.beginObject();
+    w.member("id", p.id);
+    putString(w, "path", text.path(p.path));
+    w.member("access", p.access);
+    w.endObject();
+  }
+  w.endArray();
+}
+
 // Writes key (and key_b64 when the bytes are not UTF-8).
 void putString(JsonWriter& w, std::string_view key, std::string_view value) {
   w.key(key);
@@ -268,6 +282,7 @@ void writeSessionPart(JsonWriter& w, EventText& text, const AuditEvent& e,
       w.raw(e.session.backend_matrix.dump(-1, ' ', false,
                                           nlohmann::json::error_handler_t::replace));
     }
+    writeSelfProtected(w, text, e.session.self_protected);
     putString(w, "agent_version", session.agent_version);
     w.memberNumber("supervisor_pid", getpid());
   }
@@ -620,7 +635,8 @@ std::string encodeDropped(const SessionInfo& session, timespec time, uint64_t co
 
 AuditEvent sessionStartEvent(std::vector<std::string> command, nlohmann::ordered_json policy,
                              std::vector<std::string> backends,
-                             nlohmann::ordered_json backend_matrix) {
+                             nlohmann::ordered_json backend_matrix,
+                             std::vector<SelfProtectedPath> self_protected) {
   AuditEvent e;
   e.category = "session";
   e.operation = "start";
@@ -628,6 +644,7 @@ AuditEvent sessionStartEvent(std::vector<std::string> command, nlohmann::ordered
   e.session.policy = std::move(policy);
   e.session.backends = std::move(backends);
   e.session.backend_matrix = std::move(backend_matrix);
+  e.session.self_protected = std::move(self_protected);
   return e;
 }
 

@@ -59,7 +59,7 @@ TEST(AuditEventTest, EncodesEveryRequiredField) {
   std::string line = encodeEvent(e, testSession(), 7, timespec{1795948391, 123456789});
   EXPECT_EQ(line.find('\n'), std::string::npos);
   json j = json::parse(line);
-  EXPECT_EQ(j["schema_version"], "1.3");
+  EXPECT_EQ(j["schema_version"], "1.4");
   EXPECT_EQ(j["seq"], 7);
   EXPECT_EQ(j["event_id"], "0123456789abcdef0123456789abcdef-7");
   EXPECT_EQ(j["agent"], (json{{"name", "supervise"}, {"version", "0.1.0"}}));
