@@ -87,8 +87,9 @@ const PathRule* selfProtected(const std::vector<PathRule>& rules, std::string_vi
                               Tracer& t) {
   for (const auto& r : rules) {
     bool m = r.glob.matches(path);
-    if (t.on())
-      t.add(r.id, "self-protection " + r.glob.pattern() + (m ? " matches" : " does not match"), m);
+    // Only a match is a step worth showing: the list is the same for every
+    // request (the binary, the pins...), and explain prints every step.
+    if (m && t.on()) t.add(r.id, "self-protection " + r.pattern + " matches", true);
     if (m) return &r;
   }
   return nullptr;
