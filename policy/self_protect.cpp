@@ -39,7 +39,10 @@ struct Builder {
       rule.id = "self-protect:" + what;
       rule.reason = reason.empty() ? selfProtectReason(what) : reason;
       rule.pattern = shown;
-      rule.name = "self-protect " + what + " " + shown;
+      // No path in the name: several rules share an id (an audit file and its
+      // rotations), and backends that learn only the id (the BPF LSM) look
+      // the name up by it (Engine::ruleText). The event's path says which.
+      rule.name = "self-protection: " + what;
       rule.origin = {"self-protect", 0, 0};
       std::string err;
       if (!Glob::compile(pattern, &rule.glob, &err, nullptr, /*prefix=*/true)) continue;

@@ -58,7 +58,7 @@ TEST(SelfProtect, WritesToTheSessionsOwnFilesAreDenied) {
   Decision d = decide(e, Operation::Write, "/ws/audit.jsonl");
   EXPECT_EQ(d.rule_id, "self-protect:audit-file");
   EXPECT_EQ(d.reason, "the audit trail is out of the tree's reach");
-  EXPECT_EQ(d.name, "self-protect audit-file /ws/audit.jsonl");
+  EXPECT_EQ(d.name, "self-protection: audit-file");
   EXPECT_EQ(decide(e, Operation::Write, "/ws/my-policy.json").rule_id, "self-protect:policy-file");
   // Neighbours are not caught: a literal path, not a prefix of names.
   EXPECT_EQ(decide(e, Operation::Write, "/ws/audit.jsonl2").verdict, Verdict::Allow);
