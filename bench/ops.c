@@ -4,7 +4,10 @@
  * mean, median and p99 nanoseconds per operation. Each op is timed individually (clock_gettime
  * around it) so the p99 of a user-notified op shows the supervisor round-trip tail, not just its
  * mean. Ops: open_read, open_write (existing file), create_unlink, stat, fork_exec (/bin/true),
- * connect (to a listener this process opens on 127.0.0.1; never leaves loopback).
+ * connect (to a listener this process opens on 127.0.0.1; never leaves loopback), getpid (a
+ * syscall every filter lets through: what the filters cost), open_outside (a read-only open
+ * of $SV_OPS_OUTSIDE, a file outside the roots: natively it opens, supervised Landlock refuses
+ * it and the kernel writes the audit record supervise reads).
  * A short warm-up (N/10) is run first and not timed, so first-touch costs (page cache, the
  * supervisor's process-cache fill) don't land in the figures.
  */
@@ -42,6 +45,15 @@ static void op_open_read(void) {
   if (fd < 0) die("open O_RDONLY");
   close(fd);
 }
+
+static const char *outside_path;
+static void op_open_outside(void) {
+  int fd = open(outside_path, O_RDONLY | O_CLOEXEC);
+  if (fd >= 0) close(fd);
+  else if (errno != EACCES) die("open outside");
+}
+
+static void op_getpid(void) { (void)getpid(); }
 
 static void op_open_write(void) {
   /* O_WRONLY without O_CREAT/O_TRUNC: a write-intent open of an existing file. */
@@ -137,6 +149,12 @@ int main(int argc, char **argv) {
   else if (strcmp(op, "stat") == 0) fn = op_stat;
   else if (strcmp(op, "fork_exec") == 0) fn = op_fork_exec;
   else if (strcmp(op, "connect") == 0) fn = op_connect;
+  else if (strcmp(op, "getpid") == 0) fn = op_getpid;
+  else if (strcmp(op, "open_outside") == 0) {
+    outside_path = getenv("SV_OPS_OUTSIDE");
+    if (!outside_path) die("SV_OPS_OUTSIDE unset");
+    fn = op_open_outside;
+  }
   if (fn == NULL) {
     fprintf(stderr, "ops: unknown op %s\n", op);
     return 2;

@@ -35,6 +35,11 @@ inline constexpr uint64_t kFsRefer = 1ULL << 13;     // ABI 2
 inline constexpr uint64_t kFsTruncate = 1ULL << 14;  // ABI 3
 inline constexpr uint64_t kFsIoctlDev = 1ULL << 15;  // ABI 5
 
+// landlock_restrict_self() flags (ABI 7): denials after an execve are logged
+// only with this one (the supervised command always starts with an execve).
+inline constexpr unsigned kLandlockRestrictSelfLogNewExecOn = 1U << 1;
+inline constexpr int kLandlockAbiWithAudit = 7;
+
 inline constexpr uint64_t kScopeAbstractUnixSocket = 1ULL << 0;  // ABI 6
 inline constexpr uint64_t kScopeSignal = 1ULL << 1;              // ABI 6
 

@@ -108,9 +108,9 @@ Result<UniqueFd> buildLandlockRuleset(const policy::LandlockPlan& plan, int abi,
   return ruleset;
 }
 
-int restrictSelf(int ruleset_fd) {
+int restrictSelf(int ruleset_fd, unsigned flags) {
   if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return -errno;
-  if (syscall(SYS_landlock_restrict_self, ruleset_fd, 0) != 0) return -errno;
+  if (syscall(SYS_landlock_restrict_self, ruleset_fd, flags) != 0) return -errno;
   return 0;
 }
 

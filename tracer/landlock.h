@@ -39,8 +39,10 @@ Result<UniqueFd> buildLandlockRuleset(const policy::LandlockPlan& plan, int abi,
 // In the child after fork: sets PR_SET_NO_NEW_PRIVS (Landlock requires it
 // without CAP_SYS_ADMIN; it is idempotent) and enforces the ruleset on the
 // calling thread. Async-signal-safe: raw syscalls only. Returns 0 or -errno.
-// The caller may close ruleset_fd afterwards.
-int restrictSelf(int ruleset_fd);
+// The caller may close ruleset_fd afterwards. `flags`: 0, or (ABI 7)
+// abi::kLandlockRestrictSelfLogNewExecOn so the kernel keeps writing audit
+// records of the domain's denials after the execve that follows.
+int restrictSelf(int ruleset_fd, unsigned flags = 0);
 
 // Whether the kernel accepts a ruleset that handles exactly these rights and
 // scopes (creates one and closes it): doctor lists each right this way.

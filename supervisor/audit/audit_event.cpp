@@ -128,6 +128,15 @@ void writeSelfProtected(JsonWriter& w, EventText& text,
 }
 
 // Writes key (and key_b64 when the bytes are not UTF-8).
+void writeTarget(JsonWriter& w, const AuditEvent& e) {
+  if (e.target.pid < 0) return;
+  w.key("target");
+  w.beginObject();
+  w.memberNumber("pid", e.target.pid);
+  if (!e.target.comm.empty()) putString(w, "comm", e.target.comm);
+  w.endObject();
+}
+
 void putString(JsonWriter& w, std::string_view key, std::string_view value) {
   w.key(key);
   if (!w.string(value)) {  // lossy: invalid bytes became U+FFFD
@@ -474,7 +483,8 @@ std::string newSessionId() {
 void AuditEvent::reset() {
   for (std::string* text : {&category, &operation, &syscall, &decision, &enforced_by, &rule_id,
                             &rule_reason, &rule_name, &file.path, &file.path2, &exec.path,
-                            &network.family, &network.proto, &network.ip, &network.unix_path})
+                            &network.family, &network.proto, &network.ip, &network.unix_path,
+                            &target.comm})
     text->clear();
   syscall_nr = -1;
   arch = 0;
@@ -486,6 +496,7 @@ void AuditEvent::reset() {
   file.mode = -1;
   exec.argv.clear();
   network.port = -1;
+  target.pid = -1;
   session = {};
 }
 
@@ -584,6 +595,7 @@ void encodeEventTo(std::string& out, const AuditEvent& e, const SessionInfo& ses
       if (!n.unix_path.empty()) putString(w, "unix_path", text.path(n.unix_path));
       w.endObject();
     }
+    writeTarget(w, e);
     if (is_session) writeSessionPart(w, text, e, session);
     writeTruncated(w, e, text);
     w.endObject();

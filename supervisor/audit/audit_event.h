@@ -25,7 +25,7 @@ namespace sv::supervisor {
 
 // 1.1: event_id, host{name,boot_id}, agent, syscall.arch, rule.name, parent.
 // 1.2: truncated.
-inline constexpr std::string_view kAuditSchemaVersion = "1.4";
+inline constexpr std::string_view kAuditSchemaVersion = "1.5";
 
 // Constant for the whole session; written into every event.
 struct SessionInfo {
@@ -89,6 +89,11 @@ struct AuditEvent {
     std::string family, proto, ip, unix_path;  // unix_path: abstract names as "@name"
     int port = -1;
   } network;
+  // The other process of a process operation (a signal's recipient), when known.
+  struct {
+    int pid = -1;
+    std::string comm;
+  } target;
   // Session start / end events only (category "session"). Left empty otherwise.
   struct {
     std::vector<std::string> command;

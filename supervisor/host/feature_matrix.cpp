@@ -104,6 +104,23 @@ std::vector<FeatureRow> featureMatrix(const HostCaps &c, const policy::Policy &p
           (mode == NetworkMode::All ? "" : ", network decisions from the BPF ring buffer"),
       !notify ? why(c, "seccomp_notify", "seccomp user-notify")
               : why(c, "ringbuf", "BPF ring buffer"));
+  // The kernel's own denials: recorded as events where kernel audit can be
+  // read, else said here (and in the session-start event). Not a condition to
+  // run (used = false): enforcement does not depend on it.
+  const std::string audit_why = why(c, "kernel_audit", "kernel audit");
+  const std::string audit_how =
+      "kernel audit records via the read-only multicast group" +
+      (c.kernel_audit_detail.empty() ? std::string() : " (" + c.kernel_audit_detail + ")");
+  row("audit.landlock_denials", "kernel denials: Landlock", false,
+      c.kernel_audit && c.landlock_abi >= 7, "kernel-audit", audit_how,
+      !c.kernel_audit ? "unrecorded: " + audit_why
+      : c.landlock_abi == 0
+          ? "unrecorded: no Landlock"
+          : "unrecorded: Landlock ABI " + std::to_string(c.landlock_abi) +
+                " writes no audit records (ABI 7, Linux 6.15)");
+  row("audit.seccomp_denials", "kernel denials: seccomp", false,
+      c.kernel_audit && c.seccomp_notify, "kernel-audit", audit_how,
+      !c.kernel_audit ? "unrecorded: " + audit_why : "unrecorded: no seccomp filter");
   return rows;
 }
 
@@ -139,6 +156,11 @@ HostCaps sessionHostCaps(const SessionSetup &setup) {
     c.why["ringbuf"] = setup.net_needed ? setup.net_error : "not tried in this session";
   c.bpf_tracepoint = setup.proc_tracker;
   c.bpf_lsm_active = c.bpf_lsm_loadable = setup.bpf_lsm;
+  c.kernel_audit = setup.kernel_audit;
+  if (c.kernel_audit)
+    c.kernel_audit_detail = setup.kernel_audit_detail;
+  else
+    c.why["kernel_audit"] = setup.kernel_audit_detail;
   if (!setup.bpf_lsm)
     c.why["bpf_lsm"] = "not loaded in this session (`supervise doctor` probes it)";
   return c;

@@ -31,6 +31,10 @@ struct HostCaps {
   bool bpf_tracepoint = false;
   bool bpf_lsm_active = false;    // "bpf" in the kernel's active LSM list
   bool bpf_lsm_loadable = false;  // a BPF_PROG_TYPE_LSM program loads and attaches
+  // The kernel's own denials can be recorded: kernel audit is on or can be
+  // turned on, and its read-only multicast group can be joined.
+  bool kernel_audit = false;
+  std::string kernel_audit_detail;  // what was (or would be) done to the host's audit state
   // Why each missing item is missing ("landlock" → probe note), for the matrix.
   std::map<std::string, std::string> why;
 };
@@ -68,6 +72,8 @@ struct SessionSetup {
   std::string net_error;
   bool proc_tracker = false;  // the BPF process tracker (ring buffer, tracepoints) loaded
   bool bpf_lsm = false;       // the bpf-lsm backend loaded
+  bool kernel_audit = false;  // the kernel's denials are read (kernel_denials.h)
+  std::string kernel_audit_detail;  // what was done to the host's audit state, or why not
 };
 
 // HostCaps as far as the session knows them; featureMatrix() of it is the

@@ -13,6 +13,8 @@
 #include "common/read_file.h"
 #include "tracer/bpf/bpf_probes.h"
 #include "tracer/bpf/libbpf_log.h"
+#include "tracer/kernel_audit/audit_netlink.h"
+#include "tracer/kernel_audit/audit_switch.h"
 #include "tracer/landlock.h"
 #include "tracer/probe.h"
 
@@ -118,6 +120,47 @@ void probeBpf(HostReport &r) {
 
 }
 
+// Kernel audit, where the kernel's own denials come from. Doctor only asks
+// (AUDIT_GET, a join of the read-only group); the one change it makes is to
+// restore what a supervise session that died left turned on.
+void probeKernelAudit(HostReport &r) {
+  namespace ka = tracer::kernel_audit;
+  HostCaps &c = r.caps;
+  if (tracer::testDisabled("kernel-audit")) {
+    c.why["kernel_audit"] = tracer::kDisabledByTest;
+    add(r, "audit.kernel", "kernel audit", CheckState::Missing, "no", tracer::kDisabledByTest);
+    return;
+  }
+  std::string restored;
+  if (auto stale = ka::AuditSwitch::recoverStale(); stale && *stale)
+    restored = std::string("; restored what a dead session left: ") +
+               ka::auditRestoreActionName(**stale);
+  auto control = ka::AuditControl::open();
+  auto status = control ? control->getStatus() : Result<ka::AuditStatus>(control.error());
+  auto listener = ka::AuditListener::open(1 << 16);
+  std::string detail;
+  if (!status) {
+    detail = "AUDIT_GET: " + status.error().message() + " (needs CAP_AUDIT_CONTROL)";
+  } else if (!listener) {
+    detail = "read-only multicast group: " + listener.error().message() +
+             " (needs CAP_AUDIT_READ)";
+  } else {
+    c.kernel_audit = true;
+    detail = status->enabled == 0
+                 ? "off: each session turns it on (enabled=1, backlog_limit raised) and the last "
+                   "one restores it; with no auditd the kernel also prints records to its log, "
+                   "rate-limited"
+             : status->pid != 0 ? "on, auditd pid " + std::to_string(status->pid) +
+                                      ": sessions only read the multicast group"
+                                : "on (no auditd): sessions only read the multicast group";
+    c.kernel_audit_detail = detail;
+  }
+  if (!c.kernel_audit) c.why["kernel_audit"] = detail;
+  add(r, "audit.kernel", "kernel audit", okIf(c.kernel_audit),
+      !status ? "unknown" : status->enabled == 0 ? "off" : status->enabled == 2 ? "locked on" : "on",
+      detail + restored);
+}
+
 }  // namespace
 
 std::string_view toString(CheckState s) {
@@ -201,6 +244,7 @@ HostReport probeDoctorHost() {
                     : "tree kill falls back to SIGKILL per pid: " + note("cgroup: "));
 
   probeBpf(r);
+  probeKernelAudit(r);
 
   std::string how;
   auto lsms = tracer::activeLsms(&how);

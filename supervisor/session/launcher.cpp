@@ -58,7 +58,7 @@ struct ChildArgs {
     childFail("join the pids cgroup", errno, 125);
   if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) childFail("PR_SET_NO_NEW_PRIVS", errno, 125);
   if (spec.landlock_ruleset_fd >= 0) {
-    int rc = tracer::restrictSelf(spec.landlock_ruleset_fd);
+    int rc = tracer::restrictSelf(spec.landlock_ruleset_fd, spec.landlock_flags);
     if (rc < 0) childFail("landlock_restrict_self", -rc, 125);
     ::close(spec.landlock_ruleset_fd);
   }
@@ -72,6 +72,10 @@ struct ChildArgs {
   if (spec.seccomp_filter) {
     int listener = tracer::installSeccompFilter(*spec.seccomp_filter);
     if (listener < 0) childFail("seccomp", -listener, 125);
+    if (spec.seccomp_log_filter) {
+      if (int err = tracer::installSeccompLogFilter(*spec.seccomp_log_filter); err < 0)
+        childFail("seccomp log filter", -err, 125);
+    }
     rc = tracer::sendFdOverSocket(sock, listener);
     ::close(listener);
   } else {

@@ -40,7 +40,11 @@ struct LaunchSpec {
   int cgroup_fd = -1;             // -1: stay in the supervisor's cgroup (unsafe fallback only)
   int pids_cgroup_tasks_fd = -1;  // a v1 pids cgroup's `tasks` the child joins; -1: none
   int landlock_ruleset_fd = -1;   // -1: no Landlock (unsafe fallback only)
+  unsigned landlock_flags = 0;    // landlock_restrict_self() flags (the audit log flag)
   const std::vector<sock_filter>* seccomp_filter = nullptr;  // null: no seccomp (unsafe fallback)
+  // Installed with SECCOMP_FILTER_FLAG_LOG on top of seccomp_filter, so the
+  // kernel records each refusal (kernel_denials.h); null: none.
+  const std::vector<sock_filter>* seccomp_log_filter = nullptr;
   bool drop_capabilities = true;
   uint64_t keep_capabilities = 0;
   sigset_t child_sigmask{};       // the mask the command starts with

@@ -24,6 +24,7 @@
 #include "supervisor/audit/audit_log.h"
 #include "supervisor/audit/policy_json.h"
 #include "supervisor/host/feature_matrix.h"
+#include "supervisor/kernel_denials/kernel_denials.h"
 #include "supervisor/loop/supervision.h"
 #include "supervisor/net/dns_allow.h"
 #include "supervisor/net/net_events.h"
@@ -36,6 +37,7 @@
 #include "supervisor/session/watchdog.h"
 #include "tracer/bpf/net_filter.h"
 #include "tracer/capabilities.h"
+#include "common/kernel_abi.h"
 #include "tracer/cgroup.h"
 #include "tracer/landlock.h"
 #include "tracer/probe.h"
@@ -162,6 +164,9 @@ struct SessionState {
   // confinement and launch
   UniqueFd ruleset;
   std::optional<std::vector<sock_filter>> filter;
+  std::unique_ptr<KernelDenials> kernel_denials;  // null: the kernel's denials go unrecorded
+  std::string kernel_audit_error;                 // why, then
+  std::optional<std::vector<sock_filter>> log_filter;  // the refusals, logged by the kernel
   uint64_t keep_capabilities = 0;
   sigset_t old_mask{};
   UniqueFd sigfd;
@@ -298,6 +303,22 @@ StepResult prepareConfinement(SessionState& s) {
   return kNext;
 }
 
+// The kernel's own denials (Landlock, the seccomp filter) are recorded through
+// kernel audit (kernel_denials.h): turned on before the command is cloned,
+// since a task gets its audit context at fork.
+StepResult startKernelDenials(SessionState& s) {
+  if (tracer::testDisabled("kernel-audit")) {
+    s.kernel_audit_error = tracer::kDisabledByTest;
+    return kNext;
+  }
+  auto started = KernelDenials::start();
+  if (started)
+    s.kernel_denials = std::move(*started);
+  else
+    s.kernel_audit_error = started.error().message();
+  return kNext;
+}
+
 // Signals we forward arrive on a signalfd; the command starts with our old
 // mask. The child sets itself up (launcher.h) while the network, audit and
 // watchdog are set up here; it execs only on letCommandGo().
@@ -316,6 +337,14 @@ StepResult launchCommand(SessionState& s) {
   spec.pids_cgroup_tasks_fd = s.pids_v1 ? s.pids_v1->tasksFd() : -1;
   spec.landlock_ruleset_fd = s.ruleset ? s.ruleset.get() : -1;
   spec.seccomp_filter = s.filter ? &*s.filter : nullptr;
+  if (s.kernel_denials) {
+    if (s.host.landlock_abi >= tracer::abi::kLandlockAbiWithAudit)
+      spec.landlock_flags = tracer::abi::kLandlockRestrictSelfLogNewExecOn;
+    if (s.filter) {
+      s.log_filter = tracer::prebuiltRefusalLogFilter(s.compiled.seccomp);
+      spec.seccomp_log_filter = &*s.log_filter;
+    }
+  }
   spec.keep_capabilities = s.keep_capabilities;
   spec.child_sigmask = s.old_mask;
   auto launched = launch(spec);
@@ -470,7 +499,11 @@ StepResult emitSessionStart(SessionState& s) {
                                          .net_filter = s.net.has_value(),
                                          .net_error = s.net_error,
                                          .proc_tracker = s.proc->tracker() != nullptr,
-                                         .bpf_lsm = s.lsm != nullptr});
+                                         .bpf_lsm = s.lsm != nullptr,
+                                         .kernel_audit = s.kernel_denials != nullptr,
+                                         .kernel_audit_detail =
+                                             s.kernel_denials ? s.kernel_denials->describe()
+                                                              : s.kernel_audit_error});
   AuditEvent start = sessionStartEvent(
       s.options.command, effectivePolicyJson(s.policy), std::move(backends),
       nlohmann::ordered_json(featureRowsJson(featureMatrix(caps, s.policy))),
@@ -560,6 +593,13 @@ StepResult hookEventSources(SessionState& s) {
   }
   if (s.dns) s.dns->watch(s.supervision);
   if (s.lsm) s.lsm->attach(s.supervision, *s.audit, s.processes);
+  if (s.kernel_denials)
+    s.kernel_denials->watch(s.supervision, *s.audit, s.processes, s.engine,
+                            KernelDenialsOptions{.audit_mode = s.auditOnly(),
+                                                 .quiet = s.options.quiet,
+                                                 .workspace = s.policy.workspace,
+                                                 .session_cgroup = s.cgroup ? s.cgroup_name : "",
+                                                 .root_pid = s.launched->pid});
   s.audit->watch(s.supervision, [](const Error& e) { say("audit: " + e.message()); });
   s.supervision.watchChild(s.launched->pid, s.launched->pidfd.get());
   s.supervision.watchSignals(s.sigfd.get());
@@ -594,6 +634,8 @@ int superviseUntilExit(SessionState& s) {
       status = ExitStatus{-1, exited->si_status, exited->si_code == CLD_DUMPED};
     }
   }
+  // The tree is gone: the kernel's last denial records are read (kernel_denials.h).
+  if (s.kernel_denials) s.kernel_denials->finish();
   // Decisions the kernel made (and enforced) but could not report, because
   // its ring buffer was full while the loop was behind: never silent.
   if (const uint64_t lost = s.net ? s.net->droppedEvents() : 0)
@@ -611,7 +653,8 @@ int superviseUntilExit(SessionState& s) {
 int runSession(const SessionOptions& options) {
   SessionState s(options);
   for (StepResult (*step)(SessionState&) :
-       {findCommand, probeHost, createCgroup, chooseBackend, prepareConfinement, launchCommand,
+       {findCommand, probeHost, createCgroup, chooseBackend, prepareConfinement,
+        startKernelDenials, launchCommand,
         loadNetworkFilter, startDnsProxy, failClosed, openAudit, startWatchdog,
         finishProcessTracking, emitSessionStart, awaitChildSetUp, startNotify, hookEventSources,
         letCommandGo})

@@ -7,6 +7,7 @@
 #include <sys/socket.h>
 
 #include <cstring>
+#include <string>
 
 #include "tracer/kernel_audit/audit_abi.h"
 
@@ -23,17 +24,27 @@ Result<AuditControl> AuditControl::open() {
   return AuditControl(std::move(fd));
 }
 
+Status AuditControl::sendUserMessage(std::string_view text) {
+  // AUDIT_TRUSTED_APP (1121): a free-text message of a trusted program; the
+  // kernel queues it behind every record already queued (needs CAP_AUDIT_WRITE).
+  constexpr uint16_t kAuditTrustedApp = 1121;
+  // The kernel makes the payload's last byte its NUL terminator: send one.
+  std::string payload(text);
+  payload.push_back('\0');
+  return request(kAuditTrustedApp, payload.data(), payload.size(), nullptr);
+}
+
 Status AuditControl::request(uint16_t type, const void* payload, size_t len, AuditStatus* reply) {
   struct {
     nlmsghdr hdr;
-    audit_status status;
+    alignas(audit_status) char data[512];  // an audit_status, or a user message's text
   } msg{};
-  if (len > sizeof(msg.status)) return Error{EINVAL, "audit request too large"};
+  if (len > sizeof(msg.data)) return Error{EINVAL, "audit request too large"};
   msg.hdr.nlmsg_len = NLMSG_LENGTH(len);
   msg.hdr.nlmsg_type = type;
   msg.hdr.nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK;
   msg.hdr.nlmsg_seq = ++seq_;
-  if (len > 0) std::memcpy(&msg.status, payload, len);
+  if (len > 0) std::memcpy(msg.data, payload, len);
   sockaddr_nl kernel{};
   kernel.nl_family = AF_NETLINK;
   if (::sendto(fd_.get(), &msg, msg.hdr.nlmsg_len, 0, reinterpret_cast<sockaddr*>(&kernel),

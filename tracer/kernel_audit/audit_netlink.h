@@ -42,6 +42,11 @@ class AuditControl {
   Result<AuditStatus> getStatus();         // needs CAP_AUDIT_CONTROL
   Status setEnabled(uint32_t enabled);     // mask AUDIT_STATUS_ENABLED only
   Status setBacklogLimit(uint32_t limit);  // mask AUDIT_STATUS_BACKLOG_LIMIT only
+  // Writes a user record (AUDIT_TRUSTED_APP) into the kernel's audit queue. It
+  // reaches listeners after every record queued before it: a session sends
+  // one when its command has exited and reads until it sees it, so no denial
+  // of the tree is still in flight (kernel_denials.cpp).
+  Status sendUserMessage(std::string_view text);
 
  private:
   explicit AuditControl(UniqueFd fd) : fd_(std::move(fd)) {}

@@ -215,7 +215,9 @@ std::vector<int> notifiedSyscalls(const policy::SeccompPlan& plan) {
   return nrs;
 }
 
-Result<std::vector<sock_filter>> buildSeccompFilter(const policy::SeccompPlan& plan) {
+// A context with the native ABI only (others are killed) and the syscalls
+// every plan refuses: the common head of both filters.
+Result<SeccompCtx> refusalContext(const policy::SeccompPlan& plan) {
   SeccompCtx ctx(seccomp_init(SCMP_ACT_ALLOW));
   if (!ctx) return Error{ENOMEM, "seccomp_init"};
   scmp_filter_ctx c = ctx.get();
@@ -235,10 +237,6 @@ Result<std::vector<sock_filter>> buildSeccompFilter(const policy::SeccompPlan& p
 
   for (const Sys& sys : kDenied) SV_TRY(addRule(c, SCMP_ACT_ERRNO(EPERM), sys));
 
-  // ENOSYS, not EPERM: glibc (and others) fall back to clone() on ENOSYS, whose
-  // flags are a register the filter can inspect.
-  SV_TRY(addRule(c, SCMP_ACT_ERRNO(ENOSYS), Sys{"clone3", __NR_clone3}));
-
   if (!plan.allow_user_namespaces) {
     scmp_arg_cmp newuser = SCMP_A0_64(SCMP_CMP_MASKED_EQ, CLONE_NEWUSER, CLONE_NEWUSER);
     SV_TRY(addRule(c, SCMP_ACT_ERRNO(EPERM), Sys{"unshare", __NR_unshare}, 1, &newuser));
@@ -255,6 +253,17 @@ Result<std::vector<sock_filter>> buildSeccompFilter(const policy::SeccompPlan& p
     scmp_arg_cmp cmp = SCMP_A0_32(SCMP_CMP_MASKED_EQ, lo | hi, hi);
     SV_TRY(addRule(c, SCMP_ACT_ERRNO(EPERM), Sys{"personality", __NR_personality}, 1, &cmp));
   }
+
+  return ctx;
+}
+
+Result<std::vector<sock_filter>> buildSeccompFilter(const policy::SeccompPlan& plan) {
+  auto ctx = refusalContext(plan);
+  if (!ctx) return ctx.error();
+  scmp_filter_ctx c = ctx->get();
+  // ENOSYS, not EPERM: glibc (and others) fall back to clone() on ENOSYS, whose
+  // flags are a register the filter can inspect.
+  SV_TRY(addRule(c, SCMP_ACT_ERRNO(ENOSYS), Sys{"clone3", __NR_clone3}));
 
   const Sys kOpen{"open", __NR_open};
   const Sys kOpenat{"openat", __NR_openat};
@@ -280,6 +289,24 @@ Result<std::vector<sock_filter>> buildSeccompFilter(const policy::SeccompPlan& p
   auto prog = exportBpf(c);
   if (!prog) return prog.error();
   return withArchGuard(std::move(*prog));
+}
+
+Result<std::vector<sock_filter>> buildRefusalLogFilter(const policy::SeccompPlan& plan) {
+  auto ctx = refusalContext(plan);
+  if (!ctx) return ctx.error();
+  auto prog = exportBpf(ctx->get());
+  if (!prog) return prog.error();
+  return withArchGuard(std::move(*prog));
+}
+
+int installSeccompLogFilter(const std::vector<sock_filter>& prog) {
+  if (prog.empty() || prog.size() > BPF_MAXINSNS) return -EINVAL;
+  sock_fprog fprog{};
+  fprog.len = static_cast<unsigned short>(prog.size());
+  fprog.filter = const_cast<sock_filter*>(prog.data());
+  if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_LOG, &fprog) != 0)
+    return -errno;
+  return 0;
 }
 
 int installSeccompFilter(const std::vector<sock_filter>& prog) {

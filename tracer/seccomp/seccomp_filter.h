@@ -41,4 +41,20 @@ std::vector<int> notifiedSyscalls(const policy::SeccompPlan& plan);
 // supervisor (e.g. sendFdOverSocket in tracer/fd_passing.h) and closed in the child.
 int installSeccompFilter(const std::vector<sock_filter>& prog);
 
+// The filter that makes the kernel write an audit record (AUDIT_SECCOMP) of
+// every refusal: the same ERRNO rules and ABI kill as buildSeccompFilter(plan),
+// ALLOW for everything else (clone3's ENOSYS stays out: glibc falls back, it
+// is no refusal). Installed with SECCOMP_FILTER_FLAG_LOG on top of the
+// user-notify filter, never instead of it: with both, a refused syscall gets
+// ERRNO from both and the kernel takes the newest filter's, so it is logged,
+// while a notified one gets USER_NOTIF from the filter without the flag and
+// is not (one LOG filter would log every notification answered with an
+// error: tracer/kernel_audit/NOTES.md). Only plan.allow_user_namespaces
+// changes it.
+Result<std::vector<sock_filter>> buildRefusalLogFilter(const policy::SeccompPlan& plan);
+
+// In the child: installs `prog` with SECCOMP_FILTER_FLAG_LOG. 0 or -errno;
+// async-signal-safe.
+int installSeccompLogFilter(const std::vector<sock_filter>& prog);
+
 }  // namespace sv::tracer

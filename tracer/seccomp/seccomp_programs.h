@@ -25,5 +25,7 @@ policy::SeccompPlan seccompPlanAt(size_t index);
 
 // The program buildSeccompFilter(plan) returns, from the table.
 std::vector<sock_filter> prebuiltSeccompFilter(const policy::SeccompPlan& plan);
+// The program buildRefusalLogFilter(plan) returns, from the table.
+std::vector<sock_filter> prebuiltRefusalLogFilter(const policy::SeccompPlan& plan);
 
 }  // namespace sv::tracer

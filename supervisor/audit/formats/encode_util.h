@@ -19,6 +19,8 @@ namespace sv::supervisor {
 
 // key: value, plus key_b64 with the exact bytes when value is not UTF-8.
 void putString(JsonWriter& w, std::string_view key, std::string_view value);
+// "target": {"pid", "comm"} when the event names one (native and ECS alike).
+void writeTarget(JsonWriter& w, const AuditEvent& e);
 // key: [..] (lossy), plus key_b64: [..] parallel when any element is not UTF-8;
 // the elements `text` shows.
 void putArgv(JsonWriter& w, EventText& text, std::string_view key,

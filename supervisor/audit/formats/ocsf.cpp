@@ -215,6 +215,20 @@ void encodeOcsfTo(std::string& out, const AuditEvent& e, const SessionInfo& sess
     writeFileObject(w, exact, "file", kLaunchedFile, path);
     w.endObject();
   }
+  if (c.class_uid == 1007 && e.operation != "exec") {
+    // The process acted on: a signal's recipient, else the caller itself (a
+    // syscall the filter refused, a process it killed).
+    w.key("process");
+    w.beginObject();
+    if (e.target.pid >= 0) {
+      w.memberNumber("pid", e.target.pid);
+      if (!e.target.comm.empty()) exact.put(w, "name", "process.name", e.target.comm);
+    } else if (e.process) {
+      w.memberNumber("pid", e.process->pid);
+      exact.put(w, "name", "process.name", e.process->comm);
+    }
+    w.endObject();
+  }
   if (c.class_uid == 4001) {
     const auto& n = e.network;
     // The connection starts on this host; its local address is not recorded.

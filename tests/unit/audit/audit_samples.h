@@ -241,9 +241,61 @@ inline std::unique_ptr<EventStream> everyEventKind() {
     r.process = &s->gone;
     out.push_back(r);
   }
-  // No ptrace/kill events: no backend emits one (the seccomp filter refuses
-  // them in the kernel), and OCSF Process Activity would need their target
-  // process, which AuditEvent does not carry (docs/audit-events.md).
+  // The kernel's own denials (supervisor/kernel_denials): a Landlock read
+  // outside the roots, a signal refused by Landlock scoping (with its
+  // target), a seccomp refusal and a foreign-ABI kill, the last of a process
+  // that exited before /proc was read.
+  {
+    AuditEvent k;
+    k.category = "file";
+    k.operation = "read";
+    k.syscall = "openat";
+    k.syscall_nr = 257;
+    k.arch = AUDIT_ARCH_X86_64;
+    k.decision = "deny";
+    k.enforced_by = "landlock";
+    k.err = EACCES;
+    k.rule_id = "default-deny-read";
+    k.rule_name = "default: read outside every readable root";
+    k.rule_reason = "not under any readable root";
+    k.default_rule = true;
+    k.process = &p;
+    k.file.path = "/root/.bashrc";
+    out.push_back(k);
+    k.file.path.clear();
+    k.default_rule = false;
+    k.category = "process";
+    k.operation = "signal";
+    k.syscall = "kill";
+    k.syscall_nr = 62;
+    k.err = EPERM;
+    k.rule_id = "landlock-scope-signal";
+    k.rule_name = "Landlock scope: signals";
+    k.rule_reason = "the tree may signal its own processes only";
+    k.target.pid = 1;
+    k.target.comm = "systemd";
+    out.push_back(k);
+    k.target.pid = -1;
+    k.target.comm.clear();
+    k.operation = "syscall";
+    k.syscall = "ptrace";
+    k.syscall_nr = 101;
+    k.enforced_by = "seccomp";
+    k.rule_id = "seccomp:ptrace";
+    k.rule_name = "seccomp filter: ptrace refused";
+    k.rule_reason = "a sandboxed tree never needs this syscall";
+    out.push_back(k);
+    k.operation = "kill";
+    k.syscall = "getpid";
+    k.syscall_nr = 20;
+    k.arch = AUDIT_ARCH_I386;
+    k.err = 0;
+    k.rule_id = "seccomp-foreign-abi";
+    k.rule_name = "seccomp filter: foreign syscall ABI";
+    k.rule_reason = "a second syscall ABI would bypass every per-number rule";
+    k.process = &s->gone;
+    out.push_back(k);
+  }
 
   AuditEvent n;
   n.category = "network";

@@ -175,7 +175,7 @@ TEST(AuditSchemaTest, TheValidatorRejectsABadEvent) {
   UniqueFd tmp(mkstemp(path));
   ASSERT_TRUE(tmp);
   const std::string bad =
-      R"({"schema_version":"1.4","seq":1,"time":"2026-11-29T10:33:11Z","event_id":"x",)"
+      R"({"schema_version":"1.5","seq":1,"time":"2026-11-29T10:33:11Z","event_id":"x",)"
       R"("session_id":"s","host":{"name":"h","boot_id":""},"agent":{"name":"supervise",)"
       R"("version":"1"},"category":"file","operation":"open","decision":"maybe"})"
       "\n";
