@@ -73,7 +73,7 @@ _supervise() {
         COMPREPLY=($(compgen -W "$policy_opts --audit-file --audit-fd --audit-stdout
           --audit-syslog --audit-format --backend --quiet --help --version --" -- "$cur"))
       else
-        COMPREPLY=($(compgen -W "doctor status check validate explain policy" -- "$cur"))
+        COMPREPLY=($(compgen -W "doctor status check validate explain policy verify" -- "$cur"))
       fi
       ;;
     doctor | status) COMPREPLY=($(compgen -W "--json $policy_opts --help" -- "$cur")) ;;
@@ -94,6 +94,13 @@ _supervise() {
           connect) ;;
           *) COMPREPLY=($(compgen -W "read write exec connect -" -- "$cur")) ;;
         esac
+      fi
+      ;;
+    verify)
+      if [[ $cur == -* ]]; then
+        COMPREPLY=($(compgen -W "--quiet -q --help" -- "$cur"))
+      else
+        COMPREPLY=($(compgen -f -- "$cur"))
       fi
       ;;
     policy)

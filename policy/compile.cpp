@@ -111,7 +111,7 @@ CompiledPolicy compile(const Policy& policy) {
   addUnix(policy.system_write);
   for (const auto& [_, prof] : policy.profiles) addUnix(prof.filesystem.writable_roots);
 
-  bool deny_read = !policy.filesystem.deny_read.empty();
+  bool deny_read = !policy.filesystem.deny_read.empty() || !policy.self_protect.deny_read.empty();
   for (const auto& [_, prof] : policy.profiles)
     deny_read = deny_read || !prof.filesystem.deny_read.empty();
   out.seccomp.notify_write_opens = true;

@@ -207,6 +207,7 @@ class Builder {
         for (const auto& r : rules)
           l.rules.push_back({&r.glob, {kLsmDeny, ruleIndex(kDefaultDenyExec)}});
       };
+      deny(p_.self_protect.deny_read);  // before every profile (model.h SelfProtection)
       if (prof) {
         deny(prof->filesystem.deny_read);
         addAll(prof->filesystem.readable_roots, kLsmAllow);
@@ -228,6 +229,7 @@ class Builder {
         l.fallback = {kLsmDeny, ruleIndex(kDefaultDenyRead)};
         break;
       case LsmOp::Write:
+        addAll(p_.self_protect.deny_write, kLsmDeny);  // before every profile
         if (prof) {
           addAll(prof->filesystem.deny_write, kLsmDeny);
           addAll(prof->filesystem.writable_roots, kLsmAllow);

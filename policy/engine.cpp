@@ -94,7 +94,22 @@ const Profile* findProfileNoAlloc(const Policy& p, std::string_view name) {
   return nullptr;
 }
 
+// Self-protection comes first, before every profile: no layer can lift it.
+const PathRule* selfProtected(const std::vector<PathRule>& rules, std::string_view path,
+                              Tracer& t) {
+  for (const auto& r : rules) {
+    bool m = r.glob.matches(path);
+    // Only a match is a step worth showing: the list is the same for every
+    // request (the binary, the pins...), and explain prints every step.
+    if (m && t.on()) t.add(r.id, "self-protection " + r.pattern + " matches", true);
+    if (m) return &r;
+  }
+  return nullptr;
+}
+
 Decision decideRead(const Policy& p, const Profile* prof, std::string_view path, Tracer& t) {
+  if (auto* r = selfProtected(p.self_protect.deny_read, path, t))
+    return fromRule(Verdict::Deny, *r);
   if (prof) {
     if (auto* r = firstMatch(prof->filesystem.deny_read, path, t, "denyRead", prof))
       return fromRule(Verdict::Deny, *r);
@@ -116,6 +131,8 @@ Decision decideRead(const Policy& p, const Profile* prof, std::string_view path,
 }
 
 Decision decideWrite(const Policy& p, const Profile* prof, std::string_view path, Tracer& t) {
+  if (auto* r = selfProtected(p.self_protect.deny_write, path, t))
+    return fromRule(Verdict::Deny, *r);
   if (prof) {
     if (auto* r = firstMatch(prof->filesystem.deny_write, path, t, "denyWrite", prof))
       return fromRule(Verdict::Deny, *r);
@@ -305,6 +322,11 @@ std::string suggestionFor(const Policy& p, const Request& req, const Decision& d
            "network.allow";
   }
   if (d.rule_id == kDefaultDenyConnect) return "add " + quote(dest) + " to " + scope + "network.allow";
+  if (d.rule_id.starts_with("self-protect:")) {
+    return "self-protection: supervise's own files are out of the tree's reach, whatever the "
+           "policy says; no policy edit lifts it (put the file elsewhere, e.g. audit files "
+           "outside the writable roots)";
+  }
   if (auto* r = findPathRule(p, d.rule_id)) {
     std::string where = r->origin.file;
     if (r->origin.line) where += ":" + std::to_string(r->origin.line);
@@ -417,6 +439,8 @@ Engine::Engine(std::shared_ptr<const Policy> policy) : policy_(std::move(policy)
   for (const auto& [_, prof] : p.profiles) addScope(prof.filesystem, prof.exec, prof.network);
   add(p.system_read);
   add(p.system_write);
+  add(p.self_protect.deny_write);
+  add(p.self_protect.deny_read);
   for (const auto& [id, text] : std::initializer_list<std::pair<std::string_view, RuleText>>{
            {kDefaultDenyRead, {kNameDefaultRead, kReasonDefaultRead}},
            {kDefaultDenyWrite, {kNameDefaultWrite, kReasonDefaultWrite}},

@@ -638,8 +638,14 @@ class Loader {
 
   void applyAudit(const json& v, const std::string& ptr) {
     if (!expectObject(v, ptr)) return;
-    checkKeys(v, ptr, {"level", "format", "sinks", "redact"});
+    checkKeys(v, ptr, {"level", "format", "sinks", "redact", "chain"});
     if (auto* x = member(v, "redact")) applyRedact(*x, ptr + "/redact");
+    if (auto* x = member(v, "chain")) {
+      if (x->is_boolean())
+        policy_.audit.chain = x->get<bool>();
+      else
+        error(ptr + "/chain", std::string("expected true or false, got ") + typeName(*x));
+    }
     if (auto* x = member(v, "level")) {
       if (auto s = enumString(*x, ptr + "/level", {"deny", "decisions", "all"})) {
         policy_.audit.level = *s == "deny" ? AuditLevel::Deny
@@ -827,6 +833,9 @@ LoadResult load(const LoadRequest& request) {
       applyOverride("env:SUPERVISE_NETWORK", "network.mode", json(it->second).dump(), false);
     }
     auto policy = validatePolicy(loader.take(), request, &result.diagnostics);
+    // Last, after every layer: nothing a file, an override or the environment
+    // says can remove or narrow it.
+    policy->self_protect = selfProtection(*policy, request.self_protect);
     if (result.errorCount() == 0) result.policy = std::move(policy);
   } catch (const std::exception& e) {
     // Nothing above should throw on bad input; if it does, it is still a

@@ -30,6 +30,16 @@ struct PolicySource {
   std::string text;
 };
 
+// A path the session writes or relies on that the tree must not touch (see
+// SelfProtection in model.h). `path` is absolute; it is matched literally
+// (glob characters in it are escaped) and covers everything below it.
+struct SelfProtectPath {
+  std::string what;    // the id is "self-protect:<what>": "audit-file", "policy-file", ...
+  std::string path;    // absolute
+  std::string reason;  // "" = the default reason for `what`
+  bool read = false;   // deny reads too, not only writes
+};
+
 struct LoadRequest {
   std::string preset = "code-sandbox";  // or "none" for an empty base
   std::vector<PolicySource> files;
@@ -37,6 +47,9 @@ struct LoadRequest {
   std::map<std::string, std::string> env;  // SUPERVISE_MODE, SUPERVISE_NETWORK, SUPERVISE_PRESET
   std::string workspace;  // absolute; relative rules are resolved against it
   std::string home;       // for `~`
+  // Added after every layer (selfProtection()); the policy's own file sinks
+  // and spool files are added by the loader itself.
+  std::vector<SelfProtectPath> self_protect;
 };
 
 struct LoadResult {
@@ -48,5 +61,16 @@ struct LoadResult {
 
 // Parses, merges, validates and resolves. Never throws.
 LoadResult load(const LoadRequest& request);
+
+// The self-protection of a policy (pure): `extra` plus what the policy itself
+// names — every file sink's path and, when it rotates, its rotated siblings
+// PATH.1 .. PATH.<maxFiles-1>, and the spool files of every syslog sink
+// (<spoolDir>/supervise-spool-*). Duplicate paths are kept once (the first
+// entry wins). load() calls it with request.self_protect.
+SelfProtection selfProtection(const Policy& policy, const std::vector<SelfProtectPath>& extra);
+
+// The default reason of a self-protect kind ("the audit trail is out of the
+// tree's reach").
+std::string selfProtectReason(std::string_view what);
 
 }  // namespace sv::policy

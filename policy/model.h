@@ -126,6 +126,21 @@ struct AuditSettings {
   AuditFormat format = AuditFormat::Native;
   std::vector<AuditSink> sinks;
   std::vector<RedactPattern> redact;
+  // Tamper evidence (docs/audit-events.md, "Hash chain"): every line of a
+  // file sink carries the sha256 of the previous line of that sink.
+  bool chain = false;
+};
+
+// Self-protection (docs/policy.md, "Self-protection"): what the supervisor
+// writes or relies on for the session (audit files and their rotations, spool
+// files, the policy files in effect, the supervise binary, its pins and
+// runtime state). Added by the loader after every layer, never parsed from
+// policy text, and checked before every profile and base rule, so no layer,
+// override or profile can lift it. Ids are "self-protect:<what>".
+struct SelfProtection {
+  std::vector<PathRule> deny_write;
+  std::vector<PathRule> deny_read;
+  bool empty() const { return deny_write.empty() && deny_read.empty(); }
 };
 
 struct Policy {
@@ -144,6 +159,7 @@ struct Policy {
   std::vector<PathRule> system_write;
   std::vector<std::string> keep_capabilities;  // e.g. "CAP_NET_BIND_SERVICE"
   AuditSettings audit;
+  SelfProtection self_protect;
 };
 
 }  // namespace sv::policy

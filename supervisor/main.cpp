@@ -6,6 +6,7 @@
 //   supervise explain [...] read|write|exec|connect TARGET | EVENT_ID | -
 //   supervise doctor | status | check [--policy F]
 //   supervise policy init [--preset P] [-o FILE] | learn AUDIT.jsonl [-o FILE]
+//   supervise verify AUDIT.jsonl...
 //
 // CLI11 throws for parse errors and --help; this is the one place that
 // catches them.
@@ -26,7 +27,8 @@ struct Subcommand {
 constexpr Subcommand kSubcommands[] = {
     {"validate", sv::supervisor::registerValidate}, {"explain", sv::supervisor::registerExplain},
     {"doctor", sv::supervisor::registerDoctor},     {"status", sv::supervisor::registerStatus},
-    {"check", sv::supervisor::registerCheck},       {"policy", sv::supervisor::registerPolicy}};
+    {"check", sv::supervisor::registerCheck},       {"policy", sv::supervisor::registerPolicy},
+    {"verify", sv::supervisor::registerVerify}};
 
 // `supervise [options] -- command...` with nothing before `--` that could
 // name a subcommand or ask for help: the common case, whose start-up counts.

@@ -113,6 +113,20 @@ void writeBase64(JsonWriter& w, std::string_view bytes) {
   out += '"';
 }
 
+void writeSelfProtected(JsonWriter& w, EventText& text,
+                        const std::vector<SelfProtectedPath>& paths) {
+  w.key("self_protected");
+  w.beginArray();
+  for (const auto& p : paths) {
+    w.beginObject();
+    w.member("id", p.id);
+    putString(w, "path", text.path(p.path));
+    w.member("access", p.access);
+    w.endObject();
+  }
+  w.endArray();
+}
+
 // Writes key (and key_b64 when the bytes are not UTF-8).
 void writeTarget(JsonWriter& w, const AuditEvent& e) {
   if (e.target.pid < 0) return;
@@ -277,6 +291,7 @@ void writeSessionPart(JsonWriter& w, EventText& text, const AuditEvent& e,
       w.raw(e.session.backend_matrix.dump(-1, ' ', false,
                                           nlohmann::json::error_handler_t::replace));
     }
+    writeSelfProtected(w, text, e.session.self_protected);
     putString(w, "agent_version", session.agent_version);
     w.memberNumber("supervisor_pid", getpid());
   }
@@ -632,7 +647,8 @@ std::string encodeDropped(const SessionInfo& session, timespec time, uint64_t co
 
 AuditEvent sessionStartEvent(std::vector<std::string> command, nlohmann::ordered_json policy,
                              std::vector<std::string> backends,
-                             nlohmann::ordered_json backend_matrix) {
+                             nlohmann::ordered_json backend_matrix,
+                             std::vector<SelfProtectedPath> self_protected) {
   AuditEvent e;
   e.category = "session";
   e.operation = "start";
@@ -640,6 +656,7 @@ AuditEvent sessionStartEvent(std::vector<std::string> command, nlohmann::ordered
   e.session.policy = std::move(policy);
   e.session.backends = std::move(backends);
   e.session.backend_matrix = std::move(backend_matrix);
+  e.session.self_protected = std::move(self_protected);
   return e;
 }
 

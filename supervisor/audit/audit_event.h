@@ -25,7 +25,7 @@ namespace sv::supervisor {
 
 // 1.1: event_id, host{name,boot_id}, agent, syscall.arch, rule.name, parent.
 // 1.2: truncated.
-inline constexpr std::string_view kAuditSchemaVersion = "1.4";
+inline constexpr std::string_view kAuditSchemaVersion = "1.5";
 
 // Constant for the whole session; written into every event.
 struct SessionInfo {
@@ -51,6 +51,15 @@ struct AuditCounters {
   uint64_t denials = 0;     // decision == "deny"
   uint64_t would_deny = 0;  // decision == "would-deny" (audit mode)
   uint64_t dropped = 0;     // (event, sink) pairs lost to a full or broken sink
+};
+
+// One path the session keeps out of the tree's reach (session start
+// `self_protected`; docs/policy.md, "Self-protection").
+struct SelfProtectedPath {
+  std::string id;      // "self-protect:audit-file"
+  std::string path;    // as the rule matches it (a glob only for spool files)
+  std::string access;  // "write" or "read-write"
+  bool operator==(const SelfProtectedPath&) const = default;
 };
 
 struct AuditEvent {
@@ -93,6 +102,7 @@ struct AuditEvent {
     // doctor's feature matrix as the session found the host (doctor.h
     // sessionHostCaps), null when unset: rows of {id,label,used,enforceable,backend,detail}.
     nlohmann::ordered_json backend_matrix;
+    std::vector<SelfProtectedPath> self_protected;
     bool has_exit = false;
     ExitStatus exit;
     bool has_counters = false;
@@ -123,7 +133,8 @@ std::string encodeDropped(const SessionInfo& session, timespec time, uint64_t co
 
 AuditEvent sessionStartEvent(std::vector<std::string> command, nlohmann::ordered_json policy,
                              std::vector<std::string> backends,
-                             nlohmann::ordered_json backend_matrix = nullptr);
+                             nlohmann::ordered_json backend_matrix = nullptr,
+                             std::vector<SelfProtectedPath> self_protected = {});
 AuditEvent sessionEndEvent(ExitStatus exit, const AuditCounters& counters);
 
 // Helpers, exposed for tests and for the other output formats.

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <string>
 
+#include "supervisor/audit/sha256.h"
 #include "supervisor/audit/sinks/net_transport.h"
 #include "supervisor/audit/sinks/syslog_frame.h"
 
@@ -39,6 +40,8 @@ int syslogSeverity(const AuditEvent& e) {
 }
 
 }  // namespace
+
+std::string chainSeed(std::string_view session_id) { return sha256Hex(session_id); }
 
 AuditLog::AuditLog(SessionInfo session, AuditLogOptions options)
     : session_(std::move(session)),
@@ -102,7 +105,13 @@ void AuditLog::reserveBatch(Sink& sink) const {
 Status AuditLog::addFileSink(const std::string& path, audit::FileRotation rotation) {
   auto t = audit::openFileTransport(path, rotation);
   if (!t) return t.error();
-  return addSinkLocked(std::move(*t), Framing::kLines, nullptr);
+  SV_TRY(addSinkLocked(std::move(*t), Framing::kLines, nullptr));
+  if (options_.chain) {
+    std::lock_guard lock(mu_);
+    sinks_.back().chain = true;
+    sinks_.back().chain_prev = chainSeed(session_.session_id);
+  }
+  return {};
 }
 
 Status AuditLog::addFdSink(UniqueFd fd) {
@@ -178,7 +187,23 @@ uint64_t AuditLog::emit(const AuditEvent& event) {
 // event == nullptr: a dropped record for this sink's current loss.
 std::string_view AuditLog::frame(Sink& sink, const AuditEvent* event, uint64_t seq, timespec now,
                                  std::string_view json_line) {
-  if (sink.framing == Framing::kLines) return json_line;
+  if (sink.framing == Framing::kLines) {
+    if (!sink.chain) return json_line;
+    // "chain" goes last: natively a top-level member; in OCSF and ECS inside
+    // the free namespace their encoders write last (`unmapped`, `supervise`),
+    // so the line stays valid against their schemas.
+    const size_t closers = options_.format == AuditFormat::Native ? 1 : 2;
+    std::string_view body = json_line;
+    if (!body.empty() && body.back() == '\n') body.remove_suffix(1);
+    if (body.size() < closers) return json_line;
+    frame_.assign(body.substr(0, body.size() - closers));
+    frame_ += ",\"chain\":\"";
+    frame_ += sink.chain_prev;
+    frame_ += '"';
+    frame_.append(closers, '}');
+    frame_ += '\n';
+    return frame_;
+  }
   audit::SyslogFields f;
   f.host = session_.host;
   f.session_id = session_.session_id;
@@ -239,8 +264,10 @@ uint64_t AuditLog::emitLocked(const AuditEvent& event) {
     }
     // maybeReportDrops may reframe into frame_: keep the event's record apart.
     if (sink.lost_count) {
-      const std::string saved(record);  // only on the loss path
+      std::string saved(record);  // only on the loss path
       maybeReportDrops(sink, now, /*force=*/must_keep);
+      // A dropped record that went in moved the chain on: chain to it.
+      if (sink.chain) saved.assign(frame(sink, &event, seq, now, line_));
       if (!sink.lost_count || must_keep) {
         if (enqueue(sink, saved, must_keep)) {
           if (!sink.loop_only && !sink.want_writable) writeSome(sink, now_ns);
@@ -266,6 +293,14 @@ uint64_t AuditLog::emitLocked(const AuditEvent& event) {
   return seq;
 }
 
+// The record is queued: the next line of a chained sink chains to it.
+bool AuditLog::chained(Sink& sink, std::string_view record) {
+  if (!sink.chain) return true;
+  if (!record.empty() && record.back() == '\n') record.remove_suffix(1);
+  sink.chain_prev = sha256Hex(record);
+  return true;
+}
+
 // Memory while the spool is empty and the queue has room (order: everything
 // in memory is older than everything spooled), else the spool. `force` takes
 // the record past either cap.
@@ -273,13 +308,13 @@ bool AuditLog::enqueue(Sink& sink, std::string_view record, bool force) {
   const bool spooling = sink.spool && !sink.spool->empty();
   if (!spooling && (force || sink.pending() + record.size() <= options_.max_buffer_bytes)) {
     append(sink, record);
-    return true;
+    return chained(sink, record);
   }
   if (sink.spool && (force || sink.spool->fits(record.size()))) {
-    if (sink.spool->push(record)) return true;
+    if (sink.spool->push(record)) return chained(sink, record);
     if (force && !spooling) {
       append(sink, record);
-      return true;
+      return chained(sink, record);
     }
   }
   return false;

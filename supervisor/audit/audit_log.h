@@ -59,6 +59,10 @@ struct AuditLogOptions {
   std::chrono::microseconds write_coalesce{1000};
   size_t write_batch_bytes = 64u << 10;
   std::chrono::milliseconds close_timeout{5000};
+  // audit.chain: every line of a file sink carries "chain", the sha256 of the
+  // previous line of that sink in this session (the first: of the session
+  // id). docs/audit-events.md, "Hash chain"; `supervise verify` checks it.
+  bool chain = false;
 };
 
 // A syslog sink: udp|tcp|tls://HOST:PORT (RFC 5424; octet counting on TCP/TLS).
@@ -78,6 +82,10 @@ struct AuditSinkConfig {
   std::vector<std::string> syslog;     // addresses, default options
   std::vector<policy::AuditSink> policy_sinks;
 };
+
+// The "chain" of a session's first line in a chained sink: sha256 hex of
+// the session id (its 32 hex characters).
+std::string chainSeed(std::string_view session_id);
 
 class AuditLog {
  public:
@@ -169,6 +177,8 @@ class AuditLog {
     Error error;
     uint64_t lost_count = 0, lost_first = 0, lost_last = 0;  // not yet reported
     uint64_t lost_total = 0;
+    bool chain = false;      // a file sink of a chained session
+    std::string chain_prev;  // sha256 hex of the last line queued (see AuditLogOptions::chain)
     size_t pending() const { return buf.size() - off; }
     size_t unsentRecords() const { return line_lens.size() - line_first; }
   };
@@ -180,6 +190,7 @@ class AuditLog {
   std::string_view frame(Sink& sink, const AuditEvent* event, uint64_t seq, timespec now,
                          std::string_view json_line);
   bool enqueue(Sink& sink, std::string_view record, bool force);
+  bool chained(Sink& sink, std::string_view record);
   void append(Sink& sink, std::string_view record);
   void refill(Sink& sink);
   bool shouldWriteNow(const Sink& sink, int64_t now_ns, size_t incoming) const;

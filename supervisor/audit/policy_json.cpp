@@ -85,7 +85,18 @@ nlohmann::ordered_json effectivePolicyJson(const policy::Policy& p) {
   Json redact = Json::array();
   for (const auto& r : p.audit.redact) redact.push_back(r.pattern);
   j["audit"] = {{"level", auditLevel(p.audit.level)}, {"redact", std::move(redact)}};
+  if (p.audit.chain) j["audit"]["chain"] = true;  // absent when off: digests of older policies stay
   return j;
+}
+
+std::vector<SelfProtectedPath> selfProtectedPaths(const policy::Policy& p) {
+  std::vector<SelfProtectedPath> out;
+  for (const auto& r : p.self_protect.deny_write) {
+    bool read = false;
+    for (const auto& rr : p.self_protect.deny_read) read |= rr.pattern == r.pattern;
+    out.push_back({r.id, r.pattern, read ? "read-write" : "write"});
+  }
+  return out;
 }
 
 std::string policyDigest(const policy::Policy& policy) {

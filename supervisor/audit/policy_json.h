@@ -12,11 +12,19 @@
 #include <string>
 
 #include "policy/model.h"
+#include "supervisor/audit/audit_event.h"
 
 namespace sv::supervisor {
 
 nlohmann::ordered_json effectivePolicyJson(const policy::Policy& policy);
 // sha256Hex(effectivePolicyJson(policy).dump()).
 std::string policyDigest(const policy::Policy& policy);
+
+// The session start record's `self_protected`: every self-protected path of
+// the policy once, in rule order, "read-write" when reads are denied too.
+// Not part of effectivePolicyJson(): it depends on the session's own files
+// (audit file, binary), not on the policy text, so the digest stays the
+// policy's.
+std::vector<SelfProtectedPath> selfProtectedPaths(const policy::Policy& policy);
 
 }  // namespace sv::supervisor

@@ -269,6 +269,13 @@ ordered_json smallestEdit(const policy::Engine& engine, const RecordedDecision& 
     *why = "the policy allows it (rule " + rule + ")";
     return nullptr;
   }
+  if (rule.starts_with("self-protect:")) {
+    // Checked before every profile: no fragment can allow it (policy.md,
+    // "Self-protection").
+    *why = "rule " + rule + " keeps supervise's own files out of the tree's reach; no policy "
+           "edit lifts it";
+    return nullptr;
+  }
   const policy::Policy& p = engine.policy();
   const auto prof_it = p.profiles.find(d.profile);
   const policy::Profile* prof = prof_it == p.profiles.end() ? nullptr : &prof_it->second;
@@ -507,8 +514,11 @@ int runExplain(const ExplainArgs& args) {
 
   // The policy a run here would use: --policy, else the discovered file
   // (./.supervise.json, ...), as `status` reports it.
+  // --audit-file is the run's audit file: self-protected as in that run.
+  PolicyArgs policy_args = args.policy;
+  if (!args.audit_file.empty()) policy_args.audit_files.push_back(args.audit_file);
   std::vector<policy::Diagnostic> diags;
-  auto effective = loadEffectivePolicy(args.policy, &diags);
+  auto effective = loadEffectivePolicy(policy_args, &diags);
   for (const auto& d : diags) std::fprintf(stderr, "%s\n", d.format().c_str());
   if (!effective) {
     if (diags.empty()) return fail(effective.error().message());
@@ -592,7 +602,9 @@ void registerExplain(CLI::App& app, CommandContext& ctx) {
                   "audit line on stdin)")
       ->required()
       ->expected(1, 2);
-  sub->add_option("--audit-file", args->audit_file, "the audit file (JSON lines) EVENT_ID is in");
+  sub->add_option("--audit-file", args->audit_file,
+                  "the run's audit file (JSON lines): EVENT_ID is looked up in it, and it is "
+                  "self-protected as in that run");
   sub->add_option("--as-exe", args->as_exe,
                   "decide as a process running this binary (selects its exec.switch profile)");
   sub->add_option("--profile", args->profile, "decide inside this profile");

@@ -64,6 +64,8 @@ void registerRun(CLI::App& app, CommandContext& ctx) {
     }
     // Config discovery (--policy, ./.supervise.json, $XDG_CONFIG_HOME,
     // /etc, preset) exactly as `supervise status` reports it.
+    // The audit files are self-protected (docs/policy.md, "Self-protection").
+    args->policy.audit_files = args->session.audit_files;
     auto loaded = loadEffectivePolicyOrReport(args->policy, "");
     if (!loaded) {
       ctx.exit_code = kExitPolicyError;

@@ -52,6 +52,7 @@ void registerDoctor(CLI::App& app, CommandContext& ctx);    // cmd_doctor.cpp
 void registerStatus(CLI::App& app, CommandContext& ctx);    // cmd_status.cpp
 void registerCheck(CLI::App& app, CommandContext& ctx);     // cmd_check.cpp
 void registerPolicy(CLI::App& app, CommandContext& ctx);    // cmd_policy.cpp
+void registerVerify(CLI::App& app, CommandContext& ctx);    // cmd_verify.cpp
 
 // ---- recorded decisions (cmd_explain.cpp) ----
 

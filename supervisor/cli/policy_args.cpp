@@ -7,6 +7,7 @@
 
 #include <CLI/CLI.hpp>
 #include <cerrno>
+#include <cstdlib>
 
 #include "common/read_file.h"
 #include "policy/path.h"
@@ -67,6 +68,42 @@ std::string homeDir() {
   return "";
 }
 
+// `path` (absolute) as written, and its physical form when they differ: the
+// supervisor decides on the path it resolves (symlinks followed), so a rule
+// on a name reached through a symlinked directory needs both. The file need
+// not exist yet (an audit file is created by the session): its directory is
+// resolved.
+std::vector<std::string> lexicalAndPhysical(const std::string& path) {
+  std::vector<std::string> out{path};
+  std::string physical;
+  if (char* real = ::realpath(path.c_str(), nullptr)) {
+    physical = real;
+    std::free(real);
+  } else {
+    const size_t slash = path.rfind('/');
+    const std::string dir = slash == 0 ? "/" : path.substr(0, slash);
+    if (char* real_dir = ::realpath(dir.c_str(), nullptr)) {
+      physical = policy::normalizePath(real_dir, path.substr(slash + 1));
+      std::free(real_dir);
+    }
+  }
+  if (!physical.empty() && physical != path) out.push_back(physical);
+  return out;
+}
+
+std::string selfExe() {
+  std::string buf(4096, '\0');
+  ssize_t n = ::readlink("/proc/self/exe", buf.data(), buf.size());
+  if (n <= 0 || size_t(n) >= buf.size()) return "";
+  buf.resize(size_t(n));
+  return buf;
+}
+
+void addSelfProtect(policy::LoadRequest& req, const std::string& what, const std::string& path) {
+  if (path.empty() || path.front() != '/') return;
+  for (auto& p : lexicalAndPhysical(path)) req.self_protect.push_back({what, std::move(p), "", false});
+}
+
 }  // namespace
 
 Result<policy::LoadRequest> makeLoadRequest(const PolicyArgs& args) {
@@ -84,7 +121,15 @@ Result<policy::LoadRequest> makeLoadRequest(const PolicyArgs& args) {
     auto text = readTextFile(args.policy_file);
     if (!text) return text.error();
     req.files.push_back({args.policy_file, std::move(*text)});
+    addSelfProtect(req, "policy-file", policy::normalizePath(*cwd, args.policy_file));
   }
+  // Paths on the command line are relative to the cwd (where the session
+  // opens them), not to the workspace.
+  for (const auto& f : args.audit_files)
+    if (!f.empty()) addSelfProtect(req, "audit-file", policy::normalizePath(*cwd, f));
+  addSelfProtect(req, "binary", selfExe());
+  addSelfProtect(req, "bpf-pins", kBpfPinDir);
+  addSelfProtect(req, "runtime-state", kRuntimeStateDir);
   return req;
 }
 

@@ -26,6 +26,10 @@ struct PolicyArgs {
   std::string preset;       // --preset P ("" = SUPERVISE_PRESET or code-sandbox)
   std::string workspace;    // --workspace DIR ("" = cwd)
   std::vector<std::string> overrides;  // -o/--set key=value, repeatable
+  // The run's --audit-file paths (run: its own flag; explain: the file
+  // EVENT_ID is in): self-protected like the policy's file sinks. Not a flag
+  // of its own: each command adds the option it has.
+  std::vector<std::string> audit_files;
 
   void addTo(CLI::App& app);
 };
@@ -41,7 +45,16 @@ Result<std::string> readTextFile(const std::string& path);
 std::map<std::string, std::string> superviseEnv();
 
 // Builds the LoadRequest for `args` (reads the file, env, cwd and $HOME).
+// Its self_protect list (docs/policy.md, "Self-protection") holds what only
+// the host knows: the policy file, the audit files of `args`, this binary
+// (/proc/self/exe), the BPF pins (/sys/fs/bpf/supervise) and the runtime
+// state (/run/supervise), each as written (absolute) and, when a symlink is
+// on the way, as the physical path the supervisor resolves a call to.
 Result<policy::LoadRequest> makeLoadRequest(const PolicyArgs& args);
+
+// Where supervise keeps state a tree must not touch (see makeLoadRequest).
+inline constexpr char kBpfPinDir[] = "/sys/fs/bpf/supervise";
+inline constexpr char kRuntimeStateDir[] = "/run/supervise";
 
 // Loads and validates. Diagnostics (errors and warnings) go to *diags; an
 // invalid policy is an Error with code 0 and context "invalid policy".

@@ -451,6 +451,7 @@ StepResult openAudit(SessionState& s) {
   info.redact = Redactor(s.policy.audit.redact);  // audit.redact: in every event and format
   AuditLogOptions audit_options;
   audit_options.format = s.policy.audit.format;  // audit.format / -o audit.format=ocsf|ecs
+  audit_options.chain = s.policy.audit.chain;    // audit.chain: file sinks hash-chain their lines
   s.audit.emplace(info, audit_options);
   AuditSinkConfig sinks;
   sinks.paths = s.options.audit_files;
@@ -505,7 +506,8 @@ StepResult emitSessionStart(SessionState& s) {
                                                               : s.kernel_audit_error});
   AuditEvent start = sessionStartEvent(
       s.options.command, effectivePolicyJson(s.policy), std::move(backends),
-      nlohmann::ordered_json(featureRowsJson(featureMatrix(caps, s.policy))));
+      nlohmann::ordered_json(featureRowsJson(featureMatrix(caps, s.policy))),
+      selfProtectedPaths(s.policy));
   s.audit->emit(start);
   return kNext;
 }

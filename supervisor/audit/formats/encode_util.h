@@ -35,6 +35,9 @@ void writeErrno(JsonWriter& w, int err);       // "EACCES", null for 0
 void writeFlagNames(JsonWriter& w, std::string_view operation, int flags);
 // The value "<session_id>-<kind><n>": the native event_id, also OCSF metadata.uid and ECS event.id.
 void writeEventId(JsonWriter& w, const SessionInfo& session, std::string_view kind, uint64_t n);
+// "self_protected": [{"id","path","access"}, ...] of a session start record.
+void writeSelfProtected(JsonWriter& w, EventText& text,
+                        const std::vector<SelfProtectedPath>& paths);
 
 }  // namespace sv::supervisor
 

@@ -60,7 +60,10 @@ void writeJoined(JsonWriter& w, EventText& text, const std::vector<std::string>&
 
 void writeSessionDetails(JsonWriter& w, EventText& text, const AuditEvent& e) {
   if (e.category != "session") return;
-  if (e.operation == "start") putArgv(w, text, "command", e.session.command);
+  if (e.operation == "start") {
+    putArgv(w, text, "command", e.session.command);
+    writeSelfProtected(w, text, e.session.self_protected);
+  }
   if (e.session.has_exit) {
     w.memberNumber("exit_code", e.session.exit.code);
     w.memberNumber("exit_signal", e.session.exit.signal);

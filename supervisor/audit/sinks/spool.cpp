@@ -3,9 +3,11 @@
 
 #include <fcntl.h>
 #include <linux/falloc.h>
+#include <sys/random.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstring>
 
 namespace sv::supervisor::audit {
@@ -14,10 +16,22 @@ Result<std::unique_ptr<Spool>> Spool::create(const std::string& dir, uint64_t ca
   const std::string where = dir.empty() ? "/var/tmp" : dir;
   UniqueFd fd(::open(where.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600));
   if (!fd && (errno == EOPNOTSUPP || errno == EISDIR)) {
-    // A filesystem without O_TMPFILE: a named file, unlinked at once.
-    std::string tmpl = where + "/supervise-spool-XXXXXX";
-    fd.reset(::mkostemp(tmpl.data(), O_CLOEXEC));
-    if (fd) ::unlink(tmpl.c_str());
+    // A filesystem without O_TMPFILE: a named file, unlinked at once. Mode
+    // 0000, so that for the moment it has a name nobody without
+    // CAP_DAC_OVERRIDE (the tree has none) can open it; we hold it open
+    // O_RDWR from the create. The name is self-protected for writes
+    // (policy/self_protect.cpp: audit-spool).
+    for (int attempt = 0; attempt < 100 && !fd; ++attempt) {
+      uint64_t r = 0;
+      if (::getrandom(&r, sizeof r, 0) != sizeof r) break;
+      char name[32];
+      std::snprintf(name, sizeof name, "supervise-spool-%012llx",
+                    static_cast<unsigned long long>(r & 0xffffffffffffULL));
+      const std::string path = where + "/" + name;
+      fd.reset(::open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0));
+      if (fd) ::unlink(path.c_str());
+      else if (errno != EEXIST) break;
+    }
   }
   if (!fd) return errnoError("audit spool in " + where);
   auto spool = std::unique_ptr<Spool>(new Spool(std::move(fd), cap));

@@ -49,7 +49,9 @@ TEST(AuditSchemaTest, EveryEventKindValidates) {
   SessionInfo info{newSessionId(), "host", loaded.policy->name, policyDigest(*loaded.policy),
                    "0.1.0", readBootId(), Redactor(loaded.policy->audit.redact)};
   {
-    AuditLog log(info);
+    AuditLogOptions chained;
+    chained.chain = true;  // every line carries "chain" (audit.chain)
+    AuditLog log(info, chained);
     ASSERT_TRUE(log.addFileSink(path).ok());
     // backend_matrix rows as doctor.cpp featureRowsJson() writes them
     // (doctor.cpp is not in sv_audit; AuditStream.StartEventCarriesDoctorsMatrix
@@ -61,7 +63,9 @@ TEST(AuditSchemaTest, EveryEventKindValidates) {
        "enforceable": false, "backend": null,
        "detail": "cgroup socket hooks: not tried: the policy needs no network filter"}])json");
     log.emit(sessionStartEvent({"make", "-j2", "\xff"}, effectivePolicyJson(*loaded.policy),
-                               {"seccomp", "landlock"}, matrix));
+                               {"seccomp", "landlock"}, matrix,
+                               {{"self-protect:audit-file", "/ws/a\xff.jsonl", "write"},
+                                {"self-protect:audit-spool", "/var/tmp/supervise-spool-*", "write"}}));
     ProcessInfo p;
     p.pid = 10;
     p.tid = 11;
@@ -159,7 +163,9 @@ TEST(AuditSchemaTest, EveryEventKindValidates) {
   std::ifstream in(path);
   const std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   EXPECT_NE(all.find(R"("path":"[REDACTED]","argv":["[REDACTED]","aaa)"), std::string::npos);
-  EXPECT_NE(all.find(R"("truncated":true})"), std::string::npos);
+  // truncated last but for chain (the stream is chained: audit.chain).
+  EXPECT_NE(all.find(R"("truncated":true,"chain":")"), std::string::npos);
+  EXPECT_NE(all.find(R"("self_protected":[{"id":"self-protect:audit-file")"), std::string::npos);
   EXPECT_NE(all.find(R"("argv_b64":[)"), std::string::npos);
   EXPECT_EQ(runValidator(path, "file,exec,network,process,session:start,session:end,session:dropped"),
             0);
@@ -171,7 +177,7 @@ TEST(AuditSchemaTest, TheValidatorRejectsABadEvent) {
   UniqueFd tmp(mkstemp(path));
   ASSERT_TRUE(tmp);
   const std::string bad =
-      R"({"schema_version":"1.4","seq":1,"time":"2026-11-29T10:33:11Z","event_id":"x",)"
+      R"({"schema_version":"1.5","seq":1,"time":"2026-11-29T10:33:11Z","event_id":"x",)"
       R"("session_id":"s","host":{"name":"h","boot_id":""},"agent":{"name":"supervise",)"
       R"("version":"1"},"category":"file","operation":"open","decision":"maybe"})"
       "\n";
@@ -223,10 +229,12 @@ void writeStream(AuditFormat format, const std::string& path) {
   {
     AuditLogOptions options;
     options.format = format;
+    options.chain = true;  // unmapped.chain / supervise.chain on every line
     AuditLog log(info, options);
     ASSERT_TRUE(log.addFileSink(path).ok());
     log.emit(sessionStartEvent({"make", "-j2", "\xff", "--token=x"},
-                               effectivePolicyJson(*loaded.policy), {"seccomp", "landlock"}));
+                               effectivePolicyJson(*loaded.policy), {"seccomp", "landlock"},
+                               nullptr, {{"self-protect:audit-file", "/ws/audit.jsonl", "write"}}));
     for (const AuditEvent& e : stream->events) log.emit(e);
     log.finish(ExitStatus::fromWaitStatus(SIGKILL));
   }
