@@ -127,7 +127,6 @@ void writeSelfProtected(JsonWriter& w, EventText& text,
   w.endArray();
 }
 
-// Writes key (and key_b64 when the bytes are not UTF-8).
 void writeTarget(JsonWriter& w, const AuditEvent& e) {
   if (e.target.pid < 0) return;
   w.key("target");
@@ -137,6 +136,7 @@ void writeTarget(JsonWriter& w, const AuditEvent& e) {
   w.endObject();
 }
 
+// Writes key (and key_b64 when the bytes are not UTF-8).
 void putString(JsonWriter& w, std::string_view key, std::string_view value) {
   w.key(key);
   if (!w.string(value)) {  // lossy: invalid bytes became U+FFFD

@@ -160,6 +160,15 @@ std::string legacyEncodeEvent(const AuditEvent& e, const SessionInfo& session, u
         putArgv(s, "command", e.session.command);
         s["policy"] = Json(e.session.policy);
         s["backends"] = stringArray(e.session.backends);
+        Json paths = Json::array();
+        for (const auto& sp : e.session.self_protected) {
+          Json o = Json::object();
+          o["id"] = sp.id;
+          putString(o, "path", sp.path);
+          o["access"] = sp.access;
+          paths.push_back(std::move(o));
+        }
+        s["self_protected"] = std::move(paths);
         putString(s, "agent_version", session.agent_version);
         s["supervisor_pid"] = int(getpid());
       }
