@@ -125,6 +125,7 @@ void KernelDenials::watch(Supervision& loop, AuditLog& audit, ProcessCache& proc
   engine_ = &engine;
   options_ = std::move(options);
   filter_.emplace(options_.root_pid);
+  cgroup_needle_ = "/" + options_.session_cgroup;
   marker_ = "supervise-kernel-denials-end-" + std::to_string(::getpid()) + "-" +
             std::to_string(reinterpret_cast<uintptr_t>(this));
   loop.watchReadable(listener_.fd(), [this] {
@@ -201,10 +202,9 @@ bool KernelDenials::inSession(int64_t pid) const {
   const ssize_t n = readFilePrefix(path, buf, sizeof buf);
   if (n <= 0) return pid == options_.root_pid;
   const std::string_view text(buf, static_cast<size_t>(n));
-  const std::string needle = "/" + options_.session_cgroup;
-  for (size_t at = text.find(needle); at != std::string_view::npos;
-       at = text.find(needle, at + 1)) {
-    const size_t end = at + needle.size();
+  for (size_t at = text.find(cgroup_needle_); at != std::string_view::npos;
+       at = text.find(cgroup_needle_, at + 1)) {
+    const size_t end = at + cgroup_needle_.size();
     if (end == text.size() || text[end] == '/' || text[end] == '\n') return true;
   }
   return false;
@@ -333,7 +333,6 @@ void KernelDenials::emit(const ka::KernelDenial& d) {
       break;
   }
   audit_->emit(ev);
-  ++emitted_;
   if (!options_.quiet)
     printDenial(ev.operation == "kill" ? "killed for" : "denied", verb, target, ev.rule_id,
                 ev.rule_reason);

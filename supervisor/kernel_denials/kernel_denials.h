@@ -62,7 +62,6 @@ class KernelDenials {
   // arrived (bounded), completes what is open, and says what was lost.
   void finish();
 
-  uint64_t emitted() const { return emitted_; }
   uint64_t lost() const;  // socket overruns + growth of the kernel's lost counter
 
  private:
@@ -90,7 +89,7 @@ class KernelDenials {
   ProcessCache* processes_ = nullptr;
   const policy::Engine* engine_ = nullptr;
   KernelDenialsOptions options_;
-  uint64_t emitted_ = 0;
+  std::string cgroup_needle_;  // "/<session cgroup>", looked for in /proc/PID/cgroup
 };
 
 }  // namespace sv::supervisor
