@@ -11,6 +11,7 @@
 #include <tuple>
 
 #include "policy/engine.h"
+#include "policy/path.h"
 #include "policy/presets.h"
 
 namespace sv::policy {
@@ -100,7 +101,7 @@ CompiledPolicy compile(const Policy& policy) {
     addRoots(rules, prof.filesystem.writable_roots, true, !narrowed);
     for (const auto& r : prof.exec.allow) addRule(rules, r.glob.literalPrefix(), false, false, true);
   }
-  for (auto& [_, r] : rules) out.landlock.rules.push_back(r);
+  for (const auto& [_, r] : rules) out.landlock.rules.push_back(r);
 
   // Pathname unix sockets: where the tree may write, it may connect.
   std::map<std::string, std::string> unix_roots;
@@ -111,9 +112,23 @@ CompiledPolicy compile(const Policy& policy) {
   addUnix(policy.system_write);
   for (const auto& [_, prof] : policy.profiles) addUnix(prof.filesystem.writable_roots);
 
-  bool deny_read = !policy.filesystem.deny_read.empty() || !policy.self_protect.deny_read.empty();
+  // A denyRead rule needs read opens in user space only where Landlock would
+  // let the read through: its area meets a readable root. One outside every
+  // root (~/.ssh when $HOME is not readable) is already the kernel's denial,
+  // and one on a secret that did not exist at load has nothing to read.
+  auto meetsARoot = [&](const PathRule& d) {
+    if (d.absent_at_load) return false;
+    const std::string& p = d.glob.literalPrefix();
+    for (const auto& [path, r] : rules)
+      if (r.read && (isUnder(p, path) || isUnder(path, p))) return true;
+    return false;
+  };
+  auto anyMeets = [&](const std::vector<PathRule>& list) {
+    return std::any_of(list.begin(), list.end(), meetsARoot);
+  };
+  bool deny_read = anyMeets(policy.filesystem.deny_read) || anyMeets(policy.self_protect.deny_read);
   for (const auto& [_, prof] : policy.profiles)
-    deny_read = deny_read || !prof.filesystem.deny_read.empty();
+    deny_read = deny_read || anyMeets(prof.filesystem.deny_read);
   out.seccomp.notify_write_opens = true;
   // audit.level all is the full file-access trail: every read open goes to
   // user space too (decided there and recorded), at a notify round trip per

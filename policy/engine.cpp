@@ -4,6 +4,8 @@
 // tracer: decide() passes none, so the hot path only walks vectors and
 // compares string_views; explain() records every rule it considers.
 #include "policy/engine.h"
+
+#include "policy/home_rules.h"
 #include "policy/compile.h"
 
 #include <algorithm>
@@ -304,11 +306,18 @@ std::string suggestionFor(const Policy& p, const Request& req, const Decision& d
                           std::string_view profile) {
   if (d.verdict == Verdict::Allow) return "";
   std::string scope = profile.empty() ? "" : "profiles." + std::string(profile) + ".";
-  if (d.rule_id == kDefaultDenyRead) return "add " + quote(req.path) + " to " + scope + "filesystem.readableRoots";
+  // A program (or a file of one) is readable with its whole toolchain: a
+  // shim alone runs more of it (home_rules.h).
+  auto readable = [&] {
+    const std::string root = toolchainRootFor(p.home, req.path);
+    return "add " + quote(root) + " to " + scope + "filesystem.readableRoots" +
+           (root == req.path ? "" : " (the directory that holds the whole toolchain)");
+  };
+  if (d.rule_id == kDefaultDenyRead) return readable();
   if (d.rule_id == kDefaultDenyWrite) return "add " + quote(req.path) + " to " + scope + "filesystem.writableRoots";
   if (d.rule_id == kDefaultDenyExec) {
     if (!p.exec.allow.empty()) return "add " + quote(req.path) + " to " + scope + "exec.allow";
-    return "add " + quote(req.path) + " to " + scope + "filesystem.readableRoots";
+    return readable();
   }
   std::string dest = !req.host.empty() ? std::string(req.host) : ipToString(req.ip);
   if (dest.find(':') != std::string::npos) dest = "[" + dest + "]";

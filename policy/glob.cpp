@@ -227,4 +227,14 @@ bool Glob::matches(std::string_view path) const {
   return pi == n;
 }
 
+std::string escapeGlob(std::string_view path) {
+  std::string out;
+  out.reserve(path.size());
+  for (char c : path) {
+    if (c == '*' || c == '?' || c == '[' || c == ']' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out;
+}
+
 }  // namespace sv::policy

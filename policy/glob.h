@@ -53,4 +53,8 @@ class Glob {
   std::vector<std::string> components_;
 };
 
+// A literal path as a glob: every character the glob syntax gives a meaning
+// is escaped.
+std::string escapeGlob(std::string_view path);
+
 }  // namespace sv::policy

@@ -207,13 +207,47 @@ class Loader {
   }
 
   // The layered policy, for validatePolicy() (validate.h).
-  Policy take() { return std::move(policy_); }
+  Policy take() {
+    addHomeRules();
+    return std::move(policy_);
+  }
 
   void errorAt(const std::string& file, int line, int col, std::string msg, bool warning = false) {
     diags_->push_back({file, line, col, std::move(msg), warning});
   }
 
  private:
+  // filesystem.toolchains / caches / secrets: the rules derived at launch
+  // (home_rules.h), after every layer has had its say on the flags.
+  void addHomeRules() {
+    FilesystemRules& fs = policy_.filesystem;
+    const HomeRules& h = req_.home_rules;
+    auto add = [](std::vector<PathRule>& dst, const HomeRule& r, std::string_view section) {
+      PathRule rule;
+      rule.id = r.id;
+      rule.reason = r.reason;
+      rule.pattern = r.path;
+      // No path in the name: the BPF LSM learns only the id and looks the
+      // name up by it (self_protect.cpp); the event's path says which.
+      rule.name = "filesystem." + std::string(section) + " " + r.id;
+      rule.origin = {"environment", 0, 0};
+      rule.absent_at_load = !r.present;
+      if (!Glob::compile(escapeGlob(r.path), &rule.glob, nullptr, nullptr, true)) return;
+      dst.push_back(std::move(rule));
+    };
+    if (fs.toolchains) {
+      for (const auto& r : h.toolchains) add(fs.readable_roots, r, "toolchains");
+      policy_.home_notes = h.notes;
+    }
+    if (fs.caches)
+      for (const auto& r : h.caches) add(fs.writable_roots, r, "caches");
+    if (fs.secrets)
+      for (const auto& r : h.secrets) {
+        add(fs.deny_read, r, "secrets");
+        add(fs.deny_write, r, "secrets");
+      }
+  }
+
   // ---- diagnostics ----
   void report(const std::string& ptr, std::string msg, bool at_key, bool warning) {
     TextPos p = at_key ? doc_->keyPos(ptr) : doc_->valuePos(ptr);
@@ -426,7 +460,21 @@ class Loader {
   void applyFilesystem(const json& v, const std::string& ptr, const std::string& id_prefix,
                        FilesystemRules& fs) {
     if (!expectObject(v, ptr)) return;
-    checkKeys(v, ptr, {"readableRoots", "writableRoots", "denyRead", "denyWrite"});
+    const bool base = id_prefix.empty();
+    if (base)
+      checkKeys(v, ptr, {"readableRoots", "writableRoots", "denyRead", "denyWrite", "toolchains",
+                         "caches", "secrets"});
+    else
+      checkKeys(v, ptr, {"readableRoots", "writableRoots", "denyRead", "denyWrite"});
+    for (auto [key, flag] : {std::pair{"toolchains", &fs.toolchains},
+                             {"caches", &fs.caches}, {"secrets", &fs.secrets}}) {
+      const json* x = base ? member(v, key) : nullptr;
+      if (!x) continue;
+      if (x->is_boolean())
+        *flag = x->get<bool>();
+      else
+        error(ptr + "/" + key, std::string("expected true or false, got ") + typeName(*x));
+    }
     if (auto* x = member(v, "readableRoots"))
       applyPathList(*x, ptr + "/readableRoots", id_prefix, "readableRoots", true, fs.readable_roots);
     if (auto* x = member(v, "writableRoots"))

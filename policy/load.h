@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "policy/home_rules.h"
 #include "policy/model.h"
 
 namespace sv::policy {
@@ -47,6 +48,9 @@ struct LoadRequest {
   std::map<std::string, std::string> env;  // SUPERVISE_MODE, SUPERVISE_NETWORK, SUPERVISE_PRESET
   std::string workspace;  // absolute; relative rules are resolved against it
   std::string home;       // for `~`
+  // Derived from the launching environment (deriveHomeRules); added when the
+  // layered policy says filesystem.toolchains / caches / secrets.
+  HomeRules home_rules;
   // Added after every layer (selfProtection()); the policy's own file sinks
   // and spool files are added by the loader itself.
   std::vector<SelfProtectPath> self_protect;

@@ -39,6 +39,9 @@ struct PathRule {
   std::string name;
   Glob glob;            // compiled, anchored at an absolute path
   Origin origin;
+  // A derived secret (filesystem.secrets) that did not exist at load: a
+  // denyRead rule on it needs no read-open notification (compile.cpp).
+  bool absent_at_load = false;
 };
 
 // One entry of network.allow: an address block or a host name, and a port range.
@@ -65,6 +68,9 @@ struct SwitchRule {
 };
 
 struct FilesystemRules {
+  // filesystem.toolchains / caches / secrets (base policy only): the roots and
+  // denials derived from the environment at launch (home_rules.h).
+  bool toolchains = false, caches = false, secrets = false;
   std::vector<PathRule> readable_roots;
   std::vector<PathRule> writable_roots;  // writable implies readable
   std::vector<PathRule> deny_read;
@@ -149,6 +155,7 @@ struct Policy {
   Mode mode = Mode::Enforce;
   Fallback fallback = Fallback::FailClosed;
   std::string workspace;  // absolute
+  std::string home;       // absolute, "" when unknown (for suggestions)
   FilesystemRules filesystem;
   ExecRules exec;
   NetworkRules network;  // mode always set in the base policy
@@ -160,6 +167,9 @@ struct Policy {
   std::vector<std::string> keep_capabilities;  // e.g. "CAP_NET_BIND_SERVICE"
   AuditSettings audit;
   SelfProtection self_protect;
+  // What the filesystem.toolchains derivation left out, and why
+  // (HomeRules::notes): `doctor` shows it.
+  std::vector<std::string> home_notes;
 };
 
 }  // namespace sv::policy

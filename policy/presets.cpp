@@ -16,6 +16,9 @@ constexpr std::string_view kCodeSandbox = R"json({
   "mode": "enforce",
   "fallback": "fail-closed",
   "filesystem": {
+    "toolchains": true,
+    "caches": true,
+    "secrets": true,
     "readableRoots": [
       {"path": "~/.gitconfig", "id": "home-gitconfig", "reason": "git reads the user's configuration"},
       {"path": "~/.config/git", "id": "home-config-git", "reason": "git reads the user's configuration"}
@@ -43,6 +46,7 @@ constexpr std::string_view kAuditOnly = R"json({
   "mode": "audit",
   "fallback": "fail-closed",
   "filesystem": {
+    "secrets": true,
     "writableRoots": [
       {"path": "/", "id": "everything", "reason": "audit-only records, it does not restrict"}
     ]
@@ -57,6 +61,8 @@ constexpr std::string_view kStrict = R"json({
   "mode": "enforce",
   "fallback": "fail-closed",
   "filesystem": {
+    "toolchains": true,
+    "secrets": true,
     "readableRoots": [
       {"path": ".", "id": "workspace-read-only", "reason": "strict: the workspace is read-only"},
       {"path": "~/.gitconfig", "id": "home-gitconfig", "reason": "git reads the user's configuration"},

@@ -14,18 +14,6 @@
 namespace sv::policy {
 namespace {
 
-// A literal path as a glob: every character the glob syntax gives a meaning
-// is escaped.
-std::string escapeGlob(std::string_view path) {
-  std::string out;
-  out.reserve(path.size());
-  for (char c : path) {
-    if (c == '*' || c == '?' || c == '[' || c == ']' || c == '\\') out += '\\';
-    out += c;
-  }
-  return out;
-}
-
 struct Builder {
   SelfProtection out;
   std::set<std::pair<std::string, bool>> seen;  // (pattern, read)

@@ -17,6 +17,10 @@ std::string where(const Origin& o) {
 }
 
 bool fromPreset(const Origin& o) { return o.file.starts_with("preset:"); }
+// Derived at launch (filesystem.toolchains/caches/secrets): not the user's
+// text, so nothing in it to point at; a secret outside every root is the
+// expected case (it names the denial).
+bool derived(const Origin& o) { return o.file == "environment"; }
 
 // Two globs can touch the same path when one literal prefix lies under the other.
 bool overlaps(const Glob& a, const Glob& b) {
@@ -32,6 +36,7 @@ std::shared_ptr<Policy> validatePolicy(Policy policy, const LoadRequest& req,
     diags->push_back({o.file, o.line, o.column, std::move(msg), warning});
   };
   p.workspace = req.workspace;
+  p.home = req.home;
   if (!p.network.mode) p.network.mode = NetworkMode::Localhost;
   for (auto path : systemReadPaths()) {
     PathRule r;
@@ -108,6 +113,8 @@ std::shared_ptr<Policy> validatePolicy(Policy policy, const LoadRequest& req,
   for (size_t i = 0; i < ids.size(); ++i) {
     for (size_t j = 0; j < i; ++j) {
       if (ids[i].id != ids[j].id) continue;
+      // A derived secret is one id on its denyRead and its denyWrite rule.
+      if (derived(*ids[i].origin) && derived(*ids[j].origin)) break;
       if (ids[i].key == ids[j].key) {
         if (ids[i].origin->file == ids[j].origin->file) {
           errorAtOrigin(*ids[i].origin, "duplicate entry (same as " + where(*ids[j].origin) + ")",
@@ -162,7 +169,7 @@ std::shared_ptr<Policy> validatePolicy(Policy policy, const LoadRequest& req,
   }
   auto denyNeverFires = [&](const std::vector<PathRule>& deny, const char* what, bool write) {
     for (const auto& d : deny) {
-      if (fromPreset(d.origin)) continue;
+      if (fromPreset(d.origin) || derived(d.origin)) continue;
       bool reachable = false;
       auto check = [&](const std::vector<PathRule>& roots) {
         for (const auto& r : roots) reachable = reachable || overlaps(r.glob, d.glob);

@@ -39,7 +39,7 @@ void registerDoctor(CLI::App &app, CommandContext &ctx) {
       if (args->json) {
         std::printf("%s\n", doctorJson(host, eff->summary, *eff->policy, rows).dump(2).c_str());
       } else {
-        std::fputs(doctorText(host, eff->summary, rows).c_str(), stdout);
+        std::fputs(doctorText(host, eff->summary, *eff->policy, rows).c_str(), stdout);
       }
       ctx.exit_code = fullyEnforceable(rows) ? 0 : 1;
     } catch (const std::exception &e) {

@@ -25,6 +25,7 @@
 #include <nlohmann/json.hpp>
 
 #include "policy/engine.h"
+#include "policy/home_rules.h"
 #include "policy/path.h"
 #include "supervisor/audit/redact.h"
 #include "supervisor/cli/commands.h"
@@ -314,7 +315,11 @@ ordered_json smallestEdit(const policy::Engine& engine, const RecordedDecision& 
   allowList(&section, &list);
   if (rule == policy::kDefaultDenyRead || rule == policy::kDefaultDenyWrite ||
       rule == policy::kDefaultDenyExec) {
-    add(scope, section, list, "path", d.path);
+    // A read or exec is learned as the toolchain that holds it (a shim runs
+    // more of its toolchain than itself); a write or an exec.allow entry as
+    // the path alone.
+    const bool root = std::string_view(list) == "readableRoots";
+    add(scope, section, list, "path", root ? policy::toolchainRootFor(p.home, d.path) : d.path);
     return frag;
   }
   // An explicit deny rule. A profile's own deny beats every allow of that

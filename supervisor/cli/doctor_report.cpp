@@ -59,6 +59,39 @@ std::string verdictLine(const PolicySummary &s, const std::vector<FeatureRow> &r
   return out + "\n";
 }
 
+bool derived(const policy::PathRule &r) { return r.origin.file == "environment"; }
+
+// The rules filesystem.toolchains / caches / secrets derived here
+// (policy/home_rules.h): the roots, the secrets that exist, what was left out.
+std::string homeRulesText(const policy::Policy &p) {
+  std::string out;
+  auto list = [&](const std::vector<policy::PathRule> &rules, const char *what, bool present) {
+    for (const auto &r : rules)
+      if (derived(r) && (!present || !r.absent_at_load))
+        appendf(out, "  %-8s %-30s %s\n", what, r.id.c_str(), r.pattern.c_str());
+  };
+  list(p.filesystem.readable_roots, "read+x", false);
+  list(p.filesystem.writable_roots, "write", false);
+  list(p.filesystem.deny_read, "closed", true);
+  for (const auto &n : p.home_notes) appendf(out, "  %-8s %s\n", "skipped", n.c_str());
+  if (out.empty()) return "";
+  return "\nhome (filesystem.toolchains, caches, secrets; derived from this environment)\n" + out;
+}
+
+nlohmann::json homeRulesJson(const policy::Policy &p) {
+  auto list = [](const std::vector<policy::PathRule> &rules, bool present) {
+    nlohmann::json out = nlohmann::json::array();
+    for (const auto &r : rules)
+      if (derived(r) && (!present || !r.absent_at_load))
+        out.push_back({{"id", r.id}, {"path", r.pattern}, {"reason", r.reason}});
+    return out;
+  };
+  return {{"toolchains", list(p.filesystem.readable_roots, false)},
+          {"caches", list(p.filesystem.writable_roots, false)},
+          {"secrets_present", list(p.filesystem.deny_read, true)},
+          {"skipped", p.home_notes}};
+}
+
 }  // namespace
 
 nlohmann::json doctorJson(const HostReport &host, const PolicySummary &s, const policy::Policy &p,
@@ -99,11 +132,12 @@ nlohmann::json doctorJson(const HostReport &host, const PolicySummary &s, const 
             {"mode", modeName(p.mode)},
             {"fallback", fallbackName(p.fallback)},
             {"network", networkName(p.network.mode.value_or(NetworkMode::All))}}},
+          {"home", homeRulesJson(p)},
           {"features", features},
           {"fully_enforceable", fullyEnforceable(rows)}};
 }
 
-std::string doctorText(const HostReport &host, const PolicySummary &s,
+std::string doctorText(const HostReport &host, const PolicySummary &s, const policy::Policy &p,
                        const std::vector<FeatureRow> &rows) {
   std::string out = "host\n";
   for (const auto &c : host.checks) {
@@ -112,6 +146,7 @@ std::string doctorText(const HostReport &host, const PolicySummary &s,
   }
   out += "\npolicy: " + policyLine(s) + "\n";
   appendRows(out, rows);
+  out += homeRulesText(p);
   return out + "\n" + verdictLine(s, rows);
 }
 
@@ -132,6 +167,7 @@ std::string statusText(const PolicySummary &s, const policy::Policy &p,
   appendf(out, "%-10s %s\n", "network", networkName(p.network.mode.value_or(NetworkMode::All)));
   out += "engines\n";
   appendRows(out, rows);
+  out += homeRulesText(p);
   return out + verdictLine(s, rows);
 }
 

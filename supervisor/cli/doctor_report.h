@@ -16,7 +16,7 @@ namespace sv::supervisor {
 nlohmann::json doctorJson(const HostReport &host, const PolicySummary &summary,
                           const policy::Policy &policy, const std::vector<FeatureRow> &rows);
 std::string doctorText(const HostReport &host, const PolicySummary &summary,
-                       const std::vector<FeatureRow> &rows);
+                       const policy::Policy &policy, const std::vector<FeatureRow> &rows);
 std::string statusText(const PolicySummary &summary, const policy::Policy &policy,
                        const std::vector<FeatureRow> &rows);
 

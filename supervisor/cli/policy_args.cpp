@@ -1,8 +1,10 @@
 // PolicyArgs and loadPolicy() (see policy_args.h).
 #include "supervisor/cli/policy_args.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <pwd.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -104,6 +106,45 @@ void addSelfProtect(policy::LoadRequest& req, const std::string& what, const std
   for (auto& p : lexicalAndPhysical(path)) req.self_protect.push_back({what, std::move(p), "", false});
 }
 
+// The facts deriveHomeRules() asks for, answered from this host.
+policy::HomeFacts hostHomeFacts(const std::string& home) {
+  policy::HomeFacts f;
+  f.home = home;
+  for (char** e = environ; e && *e; ++e) {
+    std::string_view kv = *e;
+    size_t eq = kv.find('=');
+    if (eq != std::string_view::npos)
+      f.env.emplace(std::string(kv.substr(0, eq)), std::string(kv.substr(eq + 1)));
+  }
+  f.exists = [](const std::string& p) {
+    struct stat st {};
+    return ::stat(p.c_str(), &st) == 0;
+  };
+  f.is_dir = [](const std::string& p) {
+    struct stat st {};
+    return ::stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+  };
+  f.real_path = [](const std::string& p) -> std::optional<std::string> {
+    char* real = ::realpath(p.c_str(), nullptr);
+    if (!real) return std::nullopt;
+    std::string out = real;
+    std::free(real);
+    return out;
+  };
+  f.symlinks_in = [](const std::string& dir, size_t limit) {
+    std::vector<std::string> out;
+    DIR* d = ::opendir(dir.c_str());
+    if (!d) return out;
+    while (struct dirent* e = ::readdir(d)) {
+      if (out.size() >= limit) break;
+      if (e->d_type == DT_LNK) out.push_back(dir + "/" + e->d_name);
+    }
+    ::closedir(d);
+    return out;
+  };
+  return f;
+}
+
 }  // namespace
 
 Result<policy::LoadRequest> makeLoadRequest(const PolicyArgs& args) {
@@ -112,6 +153,7 @@ Result<policy::LoadRequest> makeLoadRequest(const PolicyArgs& args) {
   if (!cwd) return cwd.error();
   req.workspace = args.workspace.empty() ? *cwd : policy::normalizePath(*cwd, args.workspace);
   req.home = homeDir();
+  req.home_rules = policy::deriveHomeRules(hostHomeFacts(req.home));
   req.env = superviseEnv();
   // SUPERVISE_PRESET, when set, still wins (load() applies it): the
   // environment is the top layer, so an operator can pin a floor for a CI job.

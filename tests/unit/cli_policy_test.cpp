@@ -1,6 +1,8 @@
 // The validate and explain subcommands, driven through CLI11 in-process:
 // exit codes, printed verdicts and diagnostics.
 #include <gtest/gtest.h>
+
+#include <algorithm>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -141,8 +143,10 @@ TEST_F(CliTest, LoadPolicyReadsFileEnvAndCwd) {
   EXPECT_EQ((*p)->workspace, fs::current_path().string());
   EXPECT_EQ((*p)->mode, policy::Mode::Audit);
   EXPECT_EQ((*p)->network.mode, policy::NetworkMode::None);
-  EXPECT_EQ((*p)->filesystem.writable_roots.back().glob.pattern(),
-            (fs::current_path() / "out").string());
+  const auto& roots = (*p)->filesystem.writable_roots;
+  EXPECT_TRUE(std::any_of(roots.begin(), roots.end(), [](const policy::PathRule& r) {
+    return r.glob.pattern() == (fs::current_path() / "out").string();
+  }));
   args.policy_file = "missing.json";
   auto q = loadPolicy(args, &diags);
   ASSERT_FALSE(q);

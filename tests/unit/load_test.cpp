@@ -171,7 +171,7 @@ TEST(Load, EachValidationErrorWithPosition) {
        "fallback, filesystem, exec, network, profiles, capabilities, audit)"},
       {"unknown nested key", "{\"filesystem\": {\"readRoots\": []}}",
        "p.json:1:17: error: unknown key \"readRoots\" in \"filesystem\" (expected one of: "
-       "readableRoots, writableRoots, denyRead, denyWrite)"},
+       "readableRoots, writableRoots, denyRead, denyWrite, toolchains, caches, secrets)"},
       {"unknown rule key", "{\"filesystem\": {\"denyWrite\": [{\"path\": \"x\", \"why\": \"y\"}]}}",
        "p.json:1:45: error: unknown key \"why\" in \"filesystem.denyWrite.0\" (expected one of: "
        "path, id, reason)"},
@@ -223,7 +223,7 @@ TEST(Load, EachValidationErrorWithPosition) {
        "p.json:2:12: error: duplicate rule id \"x\" (first used at p.json:1:40)"},
       {"duplicate id vs preset id", "{\"filesystem\": {\"denyWrite\": [{\"path\": \"a\", \"id\": \"workspace\"}]}}",
        "p.json:1:40: error: duplicate rule id \"workspace\" (first used at "
-       "preset:code-sandbox:11:16)"},
+       "preset:code-sandbox:14:16)"},
       {"contradiction in one file",
        "{\"filesystem\": {\"writableRoots\": [\"/data\"], \"denyWrite\": [\"/data\"]}}",
        "p.json:1:59: error: denyWrite \"/data\" denies exactly what \"/data\" (p.json:1:35) allows; "
@@ -289,7 +289,7 @@ TEST(Load, ThreeMistakesThreeErrors) {
             (std::vector<std::string>{
                 "p.json:3:11: error: invalid value \"enforcing\" (expected one of: enforce, audit)",
                 "p.json:6:5: error: unknown key \"denyWirte\" in \"filesystem\" (expected one of: "
-                "readableRoots, writableRoots, denyRead, denyWrite)",
+                "readableRoots, writableRoots, denyRead, denyWrite, toolchains, caches, secrets)",
                 "p.json:8:46: error: network.allow: port out of range 1..65535 in '0-80'"}))
       << all(res);
 }
@@ -401,7 +401,7 @@ TEST(Load, OverrideErrors) {
                 "-o mode+=audit: error: \"+=\" only appends to lists; \"mode\" is not one",
                 "-o nokey: error: expected key=value or key+=value",
                 "-o filesystem.nope=1: error: unknown key \"nope\" in \"filesystem\" (expected one "
-                "of: readableRoots, writableRoots, denyRead, denyWrite)",
+                "of: readableRoots, writableRoots, denyRead, denyWrite, toolchains, caches, secrets)",
                 "-o network..mode=x: error: bad key \"network..mode\""}))
       << all(res);
 }
