@@ -32,6 +32,8 @@ constexpr std::string_view kReasonDefaultConnect = "destination not in network.a
 constexpr std::string_view kReasonNone = "network.mode is none";
 constexpr std::string_view kReasonAll = "network.mode is all";
 constexpr std::string_view kReasonLoopback = "loopback is allowed in network.mode localhost";
+constexpr std::string_view kReasonDefaultUnix =
+    "pathname unix sockets may be reached only under a writable root";
 // rule.name of the rules that are no entry of the policy.
 constexpr std::string_view kNameDefaultRead = "default: read outside every readable root";
 constexpr std::string_view kNameDefaultWrite = "default: write outside every writable root";
@@ -40,6 +42,7 @@ constexpr std::string_view kNameDefaultConnect = "default: destination not in ne
 constexpr std::string_view kNameNone = "network.mode none";
 constexpr std::string_view kNameAll = "network.mode all";
 constexpr std::string_view kNameLoopback = "network.mode localhost (loopback)";
+constexpr std::string_view kNameDefaultUnix = "default: unix socket outside every writable root";
 constexpr std::string_view kReasonSocketFamily =
     "unix, inet, inet6 and netlink route sockets are what ordinary tools need";
 constexpr std::string_view kReasonDenySocketFamily =
@@ -455,6 +458,7 @@ Engine::Engine(std::shared_ptr<const Policy> policy) : policy_(std::move(policy)
            {kDefaultDenyWrite, {kNameDefaultWrite, kReasonDefaultWrite}},
            {kDefaultDenyExec, {kNameDefaultExec, kReasonDefaultExec}},
            {kDefaultDenyConnect, {kNameDefaultConnect, kReasonDefaultConnect}},
+           {kDefaultDenyUnixSocket, {kNameDefaultUnix, kReasonDefaultUnix}},
            {kDenyNetworkNone, {kNameNone, kReasonNone}},
            {kAllowAll, {kNameAll, kReasonAll}},
            {kAllowLoopback, {kNameLoopback, kReasonLoopback}}})

@@ -113,6 +113,9 @@ inline constexpr std::string_view kDefaultDenyConnect = "default-deny-connect";
 inline constexpr std::string_view kAllowAll = "network-all";
 inline constexpr std::string_view kAllowLoopback = "network-loopback";
 inline constexpr std::string_view kDenyNetworkNone = "network-none";
+// A pathname unix socket outside every writable root (cgroup-bpf: its
+// address; bpf-lsm: the peer socket's bound path).
+inline constexpr std::string_view kDefaultDenyUnixSocket = "unix-socket-outside-writable-roots";
 // Socket families (docs/network.md, "Address families").
 inline constexpr std::string_view kAllowSocketFamily = "network-socket-family";
 inline constexpr std::string_view kDefaultDenySocketFamily = "default-deny-socket-family";

@@ -8,6 +8,8 @@
 #pragma once
 
 #define SV_EACCES 13
+#define SV_EINVAL 22
+#define SV_ENAMETOOLONG 36
 #define SV_PATH_MASK (SV_LSM_PATH_MAX - 1)
 #define SV_SCRATCH_MAX (SV_LSM_PATH_MAX + SV_LSM_NAME_MAX)
 
@@ -80,13 +82,130 @@ static __always_inline long sv_lsm_load_child(struct sv_lsm_scratch *s, const st
 	if (n == 1 && s->path[0] == '/')
 		n = 0; /* the root: "/" + name, not "//" + name */
 	if (n >= SV_LSM_PATH_MAX - 1)
-		return -36; /* ENAMETOOLONG */
+		return -SV_ENAMETOOLONG;
 	s->path[n & SV_PATH_MASK] = '/';
 	n += 1;
 	m = bpf_probe_read_kernel_str(&s->path[n & SV_PATH_MASK], SV_LSM_NAME_MAX, name);
 	if (m <= 1)
 		return -1;
 	return n + m - 1;
+}
+
+/* A path built by walking up from a dentry, for hooks whose object the
+ * path kfuncs refuse: a pointer derived from the hook's arguments through a
+ * cast or bpf_skc_to_unix_sock() is untrusted ("R1 must be referenced or
+ * trusted" from bpf_path_d_path), and bpf_d_path is refused outside the
+ * sleepable hooks ("helper call is not allowed in probe"). The walk is
+ * d_path's (fs/d_path.c, prepend_path) with CO-RE reads and without
+ * rename_lock: up d_parent to the mount's root, over to the mount point in
+ * the parent mount, until the caller's root or a namespace's (a tree the
+ * caller's root does not reach is named from that root, as d_path names
+ * it). A rename racing the walk can garble only a path whose directories
+ * the caller may rename, i.e. one under its writable roots already. */
+struct sv_lsm_climb {
+	struct sv_lsm_scratch *s; /* depth: the dentries stacked so far */
+	struct dentry *dentry;
+	struct mount *mnt;
+	struct dentry *root_dentry; /* the caller's root (chroot included) */
+	struct vfsmount *root_mnt;
+	long err; /* 1 while climbing, 0 at a root, < 0 fail closed */
+};
+
+/* One step up (bpf_loop callback): 1 stops the walk. */
+static long sv_lsm_climb_step(__u32 i, struct sv_lsm_climb *c)
+{
+	/* Locals: inside BPF_CORE_READ, c->... would be relocated too. */
+	struct dentry *dentry = c->dentry, *parent;
+	struct mount *mnt = c->mnt, *up;
+	struct vfsmount *vfsmnt = &mnt->mnt;
+	__u32 depth = c->s->depth;
+
+	if (dentry == c->root_dentry && vfsmnt == c->root_mnt) {
+		c->err = 0;
+		return 1;
+	}
+	if (dentry == BPF_CORE_READ(vfsmnt, mnt_root)) {
+		up = BPF_CORE_READ(mnt, mnt_parent);
+		if (up == mnt) {
+			c->err = 0; /* a namespace's root, or a detached tree's */
+			return 1;
+		}
+		c->dentry = BPF_CORE_READ(mnt, mnt_mountpoint);
+		c->mnt = up;
+		return 0;
+	}
+	parent = BPF_CORE_READ(dentry, d_parent);
+	/* parent == dentry below a mount's root: not reachable (d_path's
+	 * "escaped"); also a failed read. Deeper than the stack: too long. */
+	if (parent == dentry || depth >= SV_LSM_DEPTH_MAX) {
+		c->err = -SV_ENAMETOOLONG;
+		return 1;
+	}
+	c->s->dentries[depth & (SV_LSM_DEPTH_MAX - 1)] = (__u64)dentry;
+	c->s->depth = depth + 1;
+	c->dentry = parent;
+	return 0;
+}
+
+struct sv_lsm_names {
+	struct sv_lsm_scratch *s; /* len: the path's length so far */
+	long err;
+};
+
+/* Appends "/" + the name of the i-th dentry from the top (bpf_loop
+ * callback): 1 stops. */
+static long sv_lsm_put_name(__u32 i, struct sv_lsm_names *b)
+{
+	struct sv_lsm_scratch *s = b->s;
+	__u32 depth = s->depth, len = s->len;
+	struct dentry *d;
+	long m;
+
+	if (i >= depth || depth > SV_LSM_DEPTH_MAX)
+		return 1;
+	if (len >= SV_LSM_PATH_MAX - 1) {
+		b->err = -SV_ENAMETOOLONG;
+		return 1;
+	}
+	d = (struct dentry *)s->dentries[(depth - 1 - i) & (SV_LSM_DEPTH_MAX - 1)];
+	s->path[len & SV_PATH_MASK] = '/';
+	m = bpf_probe_read_kernel_str(&s->path[(len + 1) & SV_PATH_MASK], SV_LSM_NAME_MAX,
+				      BPF_CORE_READ(d, d_name.name));
+	if (m <= 1) {
+		b->err = -SV_EINVAL; /* unreadable or empty: fail closed, never "no path" */
+		return 1;
+	}
+	s->len = len + m; /* the '/' and m - 1 bytes of name */
+	return 0;
+}
+
+/* The absolute path of (dentry, vfsmnt) into s->path, as sv_lsm_load_path
+ * returns it; never -1 ("not a path"), so a failure is judged and denied. */
+static __always_inline long sv_lsm_load_walked(struct sv_lsm_scratch *s, struct dentry *dentry,
+					       struct vfsmount *vfsmnt)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct sv_lsm_climb c = {
+		.s = s,
+		.dentry = dentry,
+		.mnt = (void *)vfsmnt - bpf_core_field_offset(struct mount, mnt),
+		.root_dentry = BPF_CORE_READ(task, fs, root.dentry),
+		.root_mnt = BPF_CORE_READ(task, fs, root.mnt),
+		.err = 1,
+	};
+	struct sv_lsm_names b = {.s = s};
+
+	s->depth = 0;
+	s->len = 0;
+	bpf_loop(2 * SV_LSM_DEPTH_MAX, sv_lsm_climb_step, &c, 0);
+	if (c.err)
+		return c.err < 0 ? c.err : -SV_ENAMETOOLONG; /* more mounts than steps */
+	if (s->depth == 0) {
+		s->path[0] = '/';
+		return 1;
+	}
+	bpf_loop(SV_LSM_DEPTH_MAX, sv_lsm_put_name, &b, 0);
+	return b.err ? b.err : s->len;
 }
 
 /* One policy version's tables, found under one version key (see

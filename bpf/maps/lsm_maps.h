@@ -116,10 +116,19 @@ struct {
 } sv_lsm_events SEC(".maps");
 
 /* @brief Per-CPU scratch: the event header and the path being judged (too
- * big for the 512-byte BPF stack). */
+ * big for the 512-byte BPF stack); after them, never reported, the state of
+ * a path built by walking up (sv_lsm_load_walked): its dentries, leaf first,
+ * and the walk's counters. The counters live here, not on the stack: the
+ * verifier knows a stack counter's value at each bpf_loop round and checks
+ * the callback once per value (over a million instructions), while a value
+ * read from a map is just a bounded number to it. */
+#define SV_LSM_DEPTH_MAX 64
 struct sv_lsm_scratch {
 	struct sv_lsm_event ev;
 	char path[SV_LSM_PATH_MAX + SV_LSM_NAME_MAX];
+	__u64 dentries[SV_LSM_DEPTH_MAX];
+	__u32 depth;
+	__u32 len;
 };
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);

@@ -12,7 +12,10 @@
  * Hooks the running kernel lacks are left unloaded by the loader.
  * socket_connect and socket_sendmsg (sendto with an address) judge IPv4/IPv6
  * destinations against the profile's network mode and allowlist (an LPM
- * trie keyed by profile and address).
+ * trie keyed by profile and address). unix_stream_connect and unix_may_send
+ * judge a pathname unix socket's peer as a write of its bound path (the
+ * resolved socket, symlinks followed; the path built by a CO-RE walk up the
+ * dentries, since neither path helper accepts it there).
  */
 #include "vmlinux.h"
 
@@ -324,6 +327,62 @@ int BPF_PROG(socket_sendmsg, struct socket *sock, struct msghdr *msg, int size)
 	struct sockaddr *address = BPF_CORE_READ(msg, msg_name);
 
 	return sv_lsm_net_op(address, BPF_CORE_READ(msg, msg_namelen), SV_LSM_HOOK_SOCKET_SENDMSG);
+}
+
+/* The profile's network mode (a profile past the policy's acts as the base). */
+static __always_inline __u32 sv_lsm_net_mode(struct sv_lsm_tables *t, __u32 profile)
+{
+	if (profile >= t->pol->nprofiles || profile >= SV_LSM_MAX_PROFILES)
+		profile = 0;
+	return t->pol->net_mode[profile];
+}
+
+/* A pathname unix socket judged on the socket the kernel found (symlinks
+ * followed: the peer), where the cgroup connect_unix program saw only the
+ * address string. Connecting needs write permission on the socket file, so
+ * the rule that applies is the write rule of the peer's bound path (roots
+ * and deny globs). Abstract and unnamed peers have no path: Landlock's
+ * scoping. Network mode all judges nothing, as on the host backend (no
+ * network filter there). */
+static __always_inline int sv_lsm_unix_peer_op(struct sock *peer, __u8 hook)
+{
+	struct unix_sock *u = (struct unix_sock *)peer;
+	struct sv_lsm_tables tables, *t;
+	struct sv_lsm_scratch *s;
+	struct dentry *dentry;
+
+	s = sv_lsm_session_scratch();
+	if (!s)
+		return 0;
+	dentry = BPF_CORE_READ(u, path.dentry);
+	if (!dentry)
+		return 0;
+	t = sv_lsm_tables(&tables) ? &tables : NULL;
+	if (t && sv_lsm_net_mode(t, sv_lsm_profile()) == SV_NET_MODE_ALL)
+		return 0;
+	return sv_lsm_judge_with(t, s, sv_lsm_load_walked(s, dentry, BPF_CORE_READ(u, path.mnt)),
+				 hook, SV_LSM_OP_WRITE);
+}
+
+/* connect(2) of a stream or seqpacket socket; other is the listener. */
+SEC("lsm/unix_stream_connect")
+int BPF_PROG(unix_stream_connect, struct sock *sock, struct sock *other, struct sock *newsk)
+{
+	return sv_lsm_unix_peer_op(other, SV_LSM_HOOK_UNIX_STREAM_CONNECT);
+}
+
+/* A datagram connect(2), and every datagram send (with an address or not). */
+SEC("lsm/unix_may_send")
+int BPF_PROG(unix_may_send, struct socket *sock, struct socket *other)
+{
+	struct sock *peer = BPF_CORE_READ(other, sk);
+	struct unix_sock *self = (struct unix_sock *)BPF_CORE_READ(sock, sk);
+
+	/* A send to the socket's connected peer: judged at the connect (the
+	 * hook runs there before the peer is set), not again per datagram. */
+	if (peer == BPF_CORE_READ(self, peer))
+		return 0;
+	return sv_lsm_unix_peer_op(peer, SV_LSM_HOOK_UNIX_MAY_SEND);
 }
 
 /* Not a hook: BPF_PROG_TEST_RUN feeds it a request and it answers with the

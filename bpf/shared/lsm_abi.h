@@ -63,6 +63,8 @@
 #define SV_LSM_HOOK_SOCKET_SENDMSG 13
 #define SV_LSM_HOOK_PATH_CHMOD 14
 #define SV_LSM_HOOK_PATH_CHOWN 15
+#define SV_LSM_HOOK_UNIX_STREAM_CONNECT 16 /* op WRITE: the peer's bound path */
+#define SV_LSM_HOOK_UNIX_MAY_SEND 17       /* op WRITE: the peer's bound path */
 
 /* Event flags. */
 #define SV_LSM_EVENT_F_AUDIT 0x1     /* deny reported, not enforced (audit mode) */

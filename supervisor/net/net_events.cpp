@@ -46,10 +46,6 @@ constexpr uint32_t kNativeArch = AUDIT_ARCH_AARCH64;
 constexpr uint32_t kNativeArch = 0;  // unknown: archName() gives ""
 #endif
 
-// A pathname unix socket outside every writable root: no policy entry decided.
-constexpr std::string_view kUnixDefaultName = "default: unix socket outside every writable root";
-constexpr std::string_view kUnixDefaultReason =
-    "pathname unix sockets may be reached only under a writable root";
 // A raw, packet or ICMP ping socket: judged at creation, by no policy entry.
 constexpr std::string_view kRawName = "default: raw, packet or ping socket";
 constexpr std::string_view kRawReason = "raw, packet and ICMP sockets bypass the connect rules";
@@ -101,11 +97,7 @@ void NetEventAuditor::onEvent(const tracer::NetEvent& e) {
     // A pathname unix socket is judged as a file: the writable roots decide.
     ev.network.family = "unix";
     ev.network.unix_path = e.unix_path;
-    if (ev.default_rule) {
-      ev.rule_id = "unix-socket-outside-writable-roots";
-      ev.rule_name = kUnixDefaultName;
-      ev.rule_reason = kUnixDefaultReason;
-    }
+    if (ev.default_rule) ev.rule_id = policy::kDefaultDenyUnixSocket;
   } else {
     ev.network.family = e.family == AF_INET6 ? "inet6" : "inet";
     ev.network.proto = e.protocol == IPPROTO_UDP ? "udp" : e.protocol == IPPROTO_TCP ? "tcp" : "";

@@ -20,6 +20,11 @@ bool hasHook(const std::vector<std::string>& hooks, std::string_view name) {
   return std::find(hooks.begin(), hooks.end(), name) != hooks.end();
 }
 
+// A pathname unix socket's peer, judged as a write of its bound path.
+bool isUnixPeer(const tracer::LsmEvent& e) {
+  return e.hook == tracer::kLsmHookUnixStreamConnect || e.hook == tracer::kLsmHookUnixMaySend;
+}
+
 // The operation an event reports, named as the user-notify handler names it.
 const char* operationOf(const tracer::LsmEvent& e) {
   switch (e.hook) {
@@ -37,6 +42,9 @@ const char* operationOf(const tracer::LsmEvent& e) {
     case tracer::kLsmHookBprmCheck: return "exec";
     case tracer::kLsmHookSocketConnect: return "connect";
     case tracer::kLsmHookSocketSendmsg: return "sendmsg";
+    case tracer::kLsmHookUnixStreamConnect: return "connect";
+    // Also a datagram connect(2): the hook does not tell it from a send.
+    case tracer::kLsmHookUnixMaySend: return "sendmsg";
   }
   return "access";
 }
@@ -169,15 +177,21 @@ void fillLsmAuditEvent(const tracer::LsmEvent& e, const std::string& rule_id, bo
   const bool deny = e.verdict == policy::kLsmDeny;
   const bool enforced = deny && !(e.flags & tracer::kLsmEventFlagAudit) && !audit_mode;
   const bool network = e.op == policy::LsmOp::Connect;
+  const bool unix_peer = isUnixPeer(e);
   const bool exec = e.op == policy::LsmOp::Exec || e.op == policy::LsmOp::Switch;
-  ev.category = network ? "network" : exec ? "exec" : "file";
+  ev.category = network || unix_peer ? "network" : exec ? "exec" : "file";
   ev.operation = operationOf(e);
   ev.decision = !deny ? "allow" : enforced ? "deny" : "would-deny";
   ev.enforced_by = kEnforcedByBpfLsm;
   ev.err = enforced ? EACCES : 0;
   ev.rule_id = rule_id;
   ev.default_rule = rule_id.starts_with("default-");
-  if (network) {
+  if (unix_peer) {
+    // The cgroup programs' event for the same decision, with the resolved path.
+    ev.network.family = "unix";
+    ev.network.unix_path = e.path;
+    if (rule_id == policy::kDefaultDenyWrite) ev.rule_id = policy::kDefaultDenyUnixSocket;
+  } else if (network) {
     ev.network.family = e.family == AF_INET6 ? "inet6" : "inet";
     ev.network.proto = e.hook == tracer::kLsmHookSocketSendmsg ? "udp" : "";
     ev.network.ip = policy::ipToString(e.addr);
@@ -216,11 +230,13 @@ void LsmBackend::onEvent(const tracer::LsmEvent& e) {
 
 void LsmBackend::reportDenial(const tracer::LsmEvent& e, const AuditEvent& ev) {
   if (options_.quiet) return;
-  const std::string shown = e.op == policy::LsmOp::Connect
-                                ? ev.network.ip + ":" + std::to_string(e.port)
-                                : std::string(relativeToWorkspace(e.path, options_.workspace));
-  printDenial(ev.decision == "deny" ? "denied" : "would deny", verbOf(e.op), shown, ev.rule_id,
-              ev.rule_reason);
+  const bool unix_peer = isUnixPeer(e);
+  const std::string shown =
+      e.op == policy::LsmOp::Connect ? ev.network.ip + ":" + std::to_string(e.port)
+      : unix_peer                    ? "unix socket " + e.path
+                                     : std::string(relativeToWorkspace(e.path, options_.workspace));
+  printDenial(ev.decision == "deny" ? "denied" : "would deny",
+              unix_peer ? "connect to" : verbOf(e.op), shown, ev.rule_id, ev.rule_reason);
 }
 
 }  // namespace sv::supervisor

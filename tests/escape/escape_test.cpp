@@ -806,8 +806,10 @@ TEST_P(PresetEscape, PathnameUnixSocketOutsideTheSession) {
 }
 
 // The same socket through a symlink the tree could make in its workspace:
-// the hook judges the path string, not the file it resolves to, so this one
-// still gets through (a documented gap, docs/network.md and docs/escape.md).
+// on the host backend the hook judges the path string, not the file it
+// resolves to, so this one still gets through (a documented gap,
+// docs/network.md and docs/escape.md; bpf-lsm judges the peer socket:
+// LsmSession.UnixSocketsAreJudgedOnThePeerNotThePath, in the VM).
 TEST_P(PresetEscape, PathnameUnixSocketThroughASymlinkInTheWorkspace) {
   const std::string path = "/run/sv-escape-link-" + std::to_string(::getpid()) + ".sock";
   UnixListener listener(path, /*abstract=*/false);
@@ -818,8 +820,9 @@ TEST_P(PresetEscape, PathnameUnixSocketThroughASymlinkInTheWorkspace) {
   ::unlink(path.c_str());
   bool got = listener.accepted();
   if (o.status == kEscaped && got)
-    GTEST_SKIP() << "known escape: a symlink inside a writable root to a unix socket outside "
-                    "is followed (the cgroup hook sees only the path string): "
+    GTEST_SKIP() << "known escape on the host backend: a symlink inside a writable root to a "
+                    "unix socket outside is followed (the cgroup hook sees only the path "
+                    "string; bpf-lsm judges the socket reached): "
                  << o.out;
   EXPECT_EQ(o.status, kBlocked) << o.describe();
   EXPECT_FALSE(got);

@@ -50,6 +50,8 @@ static_assert(kLsmHookBprmCheck == SV_LSM_HOOK_BPRM_CHECK &&
                   kLsmHookSocketSendmsg == SV_LSM_HOOK_SOCKET_SENDMSG &&
                   kLsmHookPathChmod == SV_LSM_HOOK_PATH_CHMOD &&
                   kLsmHookPathChown == SV_LSM_HOOK_PATH_CHOWN &&
+                  kLsmHookUnixStreamConnect == SV_LSM_HOOK_UNIX_STREAM_CONNECT &&
+                  kLsmHookUnixMaySend == SV_LSM_HOOK_UNIX_MAY_SEND &&
                   kLsmEventFlagAudit == SV_LSM_EVENT_F_AUDIT &&
                   kLsmEventFlagTruncated == SV_LSM_EVENT_F_TRUNCATED,
               "C++ mirrors of the ABI constants");
@@ -88,6 +90,10 @@ const Hook kHooks[] = {
     {"path_chown", false, [](sv_lsm* s) { return s->progs.path_chown; }},
     {"socket_connect", false, [](sv_lsm* s) { return s->progs.socket_connect; }},
     {"socket_sendmsg", false, [](sv_lsm* s) { return s->progs.socket_sendmsg; }},
+    // Pathname unix peers: file rules (the write rule of the socket's path),
+    // so loaded whether or not this filter judges the network.
+    {"unix_stream_connect", false, [](sv_lsm* s) { return s->progs.unix_stream_connect; }},
+    {"unix_may_send", false, [](sv_lsm* s) { return s->progs.unix_may_send; }},
 };
 
 uint64_t sumPercpu(bpf_map* map, uint32_t key) {

@@ -37,7 +37,7 @@ struct LsmEvent {
   uint8_t verdict = 0;  // policy::kLsmAllow / kLsmDeny
   uint8_t hook = 0;     // kLsmHook*
   uint8_t flags = 0;    // kLsmEventFlag*
-  std::string path;     // file and exec events
+  std::string path;     // file and exec events; unix_* hooks: the peer socket's bound path
   // socket_connect / socket_sendmsg events (op == LsmOp::Connect): the destination.
   policy::Ip6 addr{};  // IPv4-mapped IPv6 form
   uint16_t port = 0;
@@ -49,8 +49,8 @@ inline constexpr uint8_t kLsmHookFileOpen = 1, kLsmHookPathMknod = 2, kLsmHookPa
                          kLsmHookPathMkdir = 4, kLsmHookPathRmdir = 5, kLsmHookPathRename = 6,
                          kLsmHookPathLink = 7, kLsmHookPathSymlink = 8, kLsmHookPathTruncate = 9,
                          kLsmHookBprmCheck = 10, kLsmHookSocketConnect = 12,
-                         kLsmHookSocketSendmsg = 13, kLsmHookPathChmod = 14,
-                         kLsmHookPathChown = 15;
+                         kLsmHookSocketSendmsg = 13, kLsmHookPathChmod = 14, kLsmHookPathChown = 15,
+                         kLsmHookUnixStreamConnect = 16, kLsmHookUnixMaySend = 17;
 inline constexpr uint8_t kLsmEventFlagAudit = 0x1;      // would-deny, not enforced
 inline constexpr uint8_t kLsmEventFlagTruncated = 0x2;  // path too long: denied unjudged
 

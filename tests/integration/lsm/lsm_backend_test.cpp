@@ -15,10 +15,12 @@ namespace sv::supervisor {
 namespace {
 
 const std::vector<std::string> kAllHooks = {
-    "file_open",   "bprm_check_security", "bprm_committed_creds", "task_alloc",
-    "path_mknod",  "path_unlink",         "path_mkdir",           "path_rmdir",
-    "path_symlink", "path_rename",        "path_link",            "path_truncate",
-    "path_chmod",  "path_chown",          "socket_connect",       "socket_sendmsg"};
+    "file_open",      "bprm_check_security", "bprm_committed_creds",
+    "task_alloc",     "path_mknod",          "path_unlink",
+    "path_mkdir",     "path_rmdir",          "path_symlink",
+    "path_rename",    "path_link",           "path_truncate",
+    "path_chmod",     "path_chown",          "socket_connect",
+    "socket_sendmsg", "unix_stream_connect", "unix_may_send"};
 
 TEST(LsmBackendChoice, ParsesTheThreeNames) {
   EXPECT_EQ(parseBackendChoice("auto"), BackendChoice::Auto);
@@ -172,6 +174,28 @@ TEST(LsmAuditEvent, ExecAndNetwork) {
   EXPECT_EQ(nev.network.ip, "198.51.100.1");
   EXPECT_EQ(nev.network.port, 53);
   EXPECT_EQ(nev.err, EACCES);
+}
+
+// A unix peer is judged as a write of its bound path, and reported as the
+// cgroup programs report a pathname socket: a network event with the path.
+TEST(LsmAuditEvent, UnixPeerIsANetworkEventWithTheResolvedPath) {
+  const AuditEvent ev =
+      audited(policy::LsmOp::Write, policy::kLsmDeny, tracer::kLsmHookUnixStreamConnect,
+              "default-deny-write", "/run/docker.sock");
+  EXPECT_EQ(ev.category, "network");
+  EXPECT_EQ(ev.operation, "connect");
+  EXPECT_EQ(ev.network.family, "unix");
+  EXPECT_EQ(ev.network.unix_path, "/run/docker.sock");
+  EXPECT_TRUE(ev.file.path.empty());
+  EXPECT_EQ(ev.rule_id, "unix-socket-outside-writable-roots");
+  EXPECT_TRUE(ev.default_rule);
+  EXPECT_EQ(ev.err, EACCES);
+
+  const AuditEvent dgram = audited(policy::LsmOp::Write, policy::kLsmDeny,
+                                   tracer::kLsmHookUnixMaySend, "deny-write-env", "/ws/.env");
+  EXPECT_EQ(dgram.operation, "sendmsg");
+  EXPECT_EQ(dgram.rule_id, "deny-write-env") << "an explicit rule keeps its id";
+  EXPECT_FALSE(dgram.default_rule);
 }
 
 }  // namespace

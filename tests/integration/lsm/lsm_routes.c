@@ -9,7 +9,8 @@
  * syscall with known flags, and its errno (EACCES = the policy's denial)
  * is the exit status. Under TCG every exec of a dynamic binary costs about
  * a second, hence the batch form. Network routes only ever target loopback or documentation
- * addresses (RFC 5737), and the guest that runs them has no network device.
+ * addresses (RFC 5737) or unix sockets, and the guest that runs them has no
+ * network device.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -22,6 +23,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/time.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -41,6 +43,38 @@ static int inetAddr(const char *ip, const char *port, struct sockaddr_in *a) {
   a->sin_family = AF_INET;
   a->sin_port = htons((unsigned short)atoi(port));
   return inet_pton(AF_INET, ip, &a->sin_addr) == 1 ? 0 : EINVAL;
+}
+
+/* "ping" over a connected stream socket; the peer must answer "pong". */
+static int pingPong(int fd) {
+  char reply[4];
+  if (write(fd, "ping", 4) != 4) return errno;
+  ssize_t n = read(fd, reply, sizeof reply);
+  if (n < 0) return errno;
+  return n == 4 && !memcmp(reply, "pong", 4) ? 0 : EPROTO;
+}
+
+/* unix-connect (stream, ping-pong), unix-sendto (datagram with an address),
+ * unix-dgram-connect (datagram connect, then a send to the connected peer). */
+static int unixRoute(const char *op, const char *path) {
+  struct sockaddr_un addr = {.sun_family = AF_UNIX};
+  if (strlen(path) >= sizeof addr.sun_path) return ENAMETOOLONG;
+  strcpy(addr.sun_path, path);
+  const int stream = !strcmp(op, "unix-connect");
+  int fd = socket(AF_UNIX, (stream ? SOCK_STREAM : SOCK_DGRAM) | SOCK_CLOEXEC, 0);
+  if (fd < 0) return errno;
+  /* Never hang the session on a peer that does not answer. */
+  struct timeval tv = {.tv_sec = 10};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  int rc;
+  if (!strcmp(op, "unix-sendto")) {
+    rc = result(sendto(fd, "ping", 4, 0, (struct sockaddr *)&addr, sizeof addr));
+  } else {
+    rc = result(connect(fd, (struct sockaddr *)&addr, sizeof addr));
+    if (rc == 0) rc = stream ? pingPong(fd) : result(send(fd, "ping", 4, 0));
+  }
+  close(fd);
+  return rc;
 }
 
 static int route(int argc, char **argv) {
@@ -84,6 +118,7 @@ static int route(int argc, char **argv) {
                   : connect(fd, (struct sockaddr *)&addr, sizeof addr);
     return result(rc);
   }
+  if (!strncmp(op, "unix-", 5)) return unixRoute(op, a);
   fprintf(stderr, "lsm_routes: unknown op %s\n", op);
   return 100;
 }

@@ -2,10 +2,11 @@
 // --backend bpf-lsm` on the default code-sandbox preset, with every route to
 // a protected file (.env, .env.local, .git/config, .git/hooks/x), reads and
 // writes outside the roots, exec outside the roots, profile switching on
-// exec and loopback-only network. Each attempt is one syscall made by
-// lsm_routes (its exit status is the errno), so every check is exact: the
-// errno, the file's content afterwards, and the deny event in the audit file
-// with `enforced_by: bpf-lsm` and the rule's id.
+// exec, loopback-only network and pathname unix sockets judged on the peer.
+// Each attempt is one syscall made by lsm_routes (its exit status is the
+// errno), so every check is exact: the errno, the file's content afterwards,
+// and the deny event in the audit file with `enforced_by: bpf-lsm` and the
+// rule's id.
 //
 // The BPF LSM only loads in the VM (tools/vm/run, which sets
 // SV_REQUIRE_BPF_LSM=1: a skip is then a failure). On a host without it the
@@ -14,10 +15,14 @@
 // runs.
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <poll.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -27,6 +32,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "tests/integration/lsm/lsm_test_util.h"
@@ -168,6 +174,7 @@ class LsmSession : public ::testing::Test {
       if (!rule.empty() && (!e.contains("rule") || e["rule"].value("id", "") != rule)) continue;
       for (const char* part : {"file", "exec"})
         if (e.contains(part) && e[part].value("path", "") == target) return &e;
+      if (e.contains("network") && e["network"].value("unix_path", "") == target) return &e;
       if (e.contains("network") &&
           e["network"].value("ip", "") + ":" + std::to_string(e["network"].value("port", -1)) ==
               target)
@@ -386,6 +393,187 @@ TEST_F(LsmSession, ProfileNetworkAppliesAfterTheSwitch) {
   expectDenied(r, "connect 198.51.100.1", "198.51.100.1:80", "default-deny-connect");
   EXPECT_EQ(r.rc["switched c"], ENETUNREACH) << r.err;
   EXPECT_EQ(r.rc["switched d"], EACCES) << r.err;
+}
+
+// Unix sockets bound by the test (outside the session): stream ones answer
+// "ping" with "pong", datagram ones count the pings they receive. Served by
+// one thread until stop().
+class UnixPeers {
+ public:
+  ~UnixPeers() {
+    stop();
+    for (const Peer& p : peers_) close(p.fd);
+  }
+
+  // Binds `path` (mode 0777: connecting needs write permission on it).
+  bool bind(const std::string& path, int type) {
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    if (path.size() >= sizeof(addr.sun_path)) return false;
+    std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+    int fd = socket(AF_UNIX, type | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
+        chmod(path.c_str(), 0777) != 0 || (type == SOCK_STREAM && listen(fd, 8) != 0))
+      return false;
+    peers_.push_back({fd, type, path});
+    served_[path] = 0;
+    return true;
+  }
+
+  void start() {
+    thread_ = std::thread([this] { serve(); });
+  }
+  // Ends the thread, then counts the datagrams still queued.
+  void stop() {
+    stop_ = true;
+    if (thread_.joinable()) thread_.join();
+    for (const Peer& p : peers_)
+      if (p.type == SOCK_DGRAM)
+        while (answer(p)) {
+        }
+  }
+  int served(const std::string& path) const { return served_.at(path); }
+
+ private:
+  struct Peer {
+    int fd, type;
+    std::string path;
+  };
+
+  void serve() {
+    std::vector<pollfd> fds;
+    for (const Peer& p : peers_) fds.push_back({p.fd, POLLIN, 0});
+    while (!stop_) {
+      if (poll(fds.data(), fds.size(), 100) <= 0) continue;
+      for (size_t i = 0; i < fds.size(); i++)
+        if (fds[i].revents & POLLIN) answer(peers_[i]);
+    }
+  }
+
+  // One datagram or connection; false when none was waiting.
+  bool answer(const Peer& p) {
+    char buf[4];
+    if (p.type == SOCK_DGRAM) {
+      const ssize_t n = recv(p.fd, buf, sizeof(buf), MSG_DONTWAIT);
+      if (n == 4 && !std::memcmp(buf, "ping", 4)) served_.at(p.path)++;
+      return n >= 0;
+    }
+    int c = accept4(p.fd, nullptr, nullptr, SOCK_CLOEXEC);
+    if (c < 0) return false;
+    timeval tv{5, 0};
+    setsockopt(c, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    // Counted before the answer: the client returns once it has it.
+    if (read(c, buf, sizeof(buf)) == 4 && !std::memcmp(buf, "ping", 4)) {
+      served_.at(p.path)++;
+      if (write(c, "pong", 4) != 4) served_.at(p.path)--;
+    }
+    close(c);
+    return true;
+  }
+
+  std::vector<Peer> peers_;
+  std::map<std::string, int> served_;  // keys fixed before start(); read after stop()
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+};
+
+// The known escape "pathname unix socket through a symlink" (docs/escape.md,
+// 6), closed under bpf-lsm: the cgroup connect_unix program passes the
+// symlink's path (in the workspace), and unix_stream_connect/unix_may_send
+// judge the socket the kernel found, as a write of its bound path. Sockets
+// in the workspace, directly or through a symlink, still work, and a socket
+// whose name a deny glob covers (sub/.env) is refused like the file.
+TEST_F(LsmSession, UnixSocketsAreJudgedOnThePeerNotThePath) {
+  requireBpfLsm();
+  if (HasFatalFailure() || IsSkipped()) return;
+  const std::string out_stream = outside_ + "/stream.sock", out_dgram = outside_ + "/dgram.sock";
+  const std::string in_stream = ws_ + "/in.sock", in_dgram = ws_ + "/in-dgram.sock";
+  const std::string env_sock = ws_ + "/sub/.env";
+  UnixPeers peers;
+  for (const auto& [path, type] :
+       std::vector<std::pair<std::string, int>>{{out_stream, SOCK_STREAM},
+                                                {out_dgram, SOCK_DGRAM},
+                                                {in_stream, SOCK_STREAM},
+                                                {in_dgram, SOCK_DGRAM},
+                                                {env_sock, SOCK_STREAM}})
+    ASSERT_TRUE(peers.bind(path, type)) << path << ": " << std::strerror(errno);
+  peers.start();
+  // The tree makes the symlinks itself, in its workspace.
+  const std::string to_out_stream = ws_ + "/out.sock", to_out_dgram = ws_ + "/out-dgram.sock";
+  const std::string to_in_stream = ws_ + "/in-link.sock", to_in_dgram = ws_ + "/in-dgram-link.sock";
+  const std::vector<std::string> routes = {"symlink " + out_stream + " " + to_out_stream,
+                                           "symlink " + out_dgram + " " + to_out_dgram,
+                                           "symlink " + in_stream + " " + to_in_stream,
+                                           "symlink " + in_dgram + " " + to_in_dgram,
+                                           "unix-connect " + to_out_stream,
+                                           "unix-sendto " + to_out_dgram,
+                                           "unix-dgram-connect " + to_out_dgram,
+                                           "unix-connect " + env_sock,
+                                           "unix-connect " + in_stream,
+                                           "unix-connect " + to_in_stream,
+                                           "unix-sendto " + in_dgram,
+                                           "unix-sendto " + to_in_dgram,
+                                           "unix-dgram-connect " + to_in_dgram};
+  SessionRun r = supervise({"--backend", "bpf-lsm"}, batch(routes));
+  peers.stop();
+  EXPECT_EQ(r.status, 0) << r.err;
+
+  // Through a symlink to a socket outside the roots: refused, and the event
+  // names the socket reached, not the link.
+  for (const std::string& key : {"unix-connect " + to_out_stream, "unix-sendto " + to_out_dgram,
+                                 "unix-dgram-connect " + to_out_dgram})
+    EXPECT_EQ(r.rc.count(key) ? r.rc[key] : -1, EACCES) << key << "\n" << r.out;
+  for (const auto& [target, operation] : std::vector<std::pair<std::string, std::string>>{
+           {out_stream, "connect"}, {out_dgram, "sendmsg"}}) {
+    const json* e = find(r, "deny", target, "bpf-lsm", "unix-socket-outside-writable-roots");
+    ASSERT_NE(e, nullptr) << "no bpf-lsm deny event naming " << target;
+    EXPECT_EQ(e->value("category", ""), "network") << e->dump();
+    EXPECT_EQ(e->value("operation", ""), operation) << e->dump();
+    EXPECT_EQ((*e)["network"].value("family", ""), "unix") << e->dump();
+    EXPECT_EQ(e->value("errno", ""), "EACCES") << e->dump();
+  }
+  for (const std::string& link : {to_out_stream, to_out_dgram, to_in_stream, to_in_dgram})
+    EXPECT_EQ(find(r, "deny", link, "bpf-lsm"), nullptr) << "judged by the link's path: " << link;
+  EXPECT_EQ(peers.served(out_stream), 0) << "the refused peer was reached";
+  EXPECT_EQ(peers.served(out_dgram), 0) << "the refused peer was reached";
+  EXPECT_NE(r.err.find("supervise: denied connect to unix socket " + out_stream), std::string::npos)
+      << r.err;
+
+  // A socket file is a file: the workspace's deny globs apply to it.
+  EXPECT_EQ(r.rc["unix-connect " + env_sock], EACCES);
+  EXPECT_NE(find(r, "deny", env_sock, "bpf-lsm", "deny-write-env"), nullptr);
+  EXPECT_EQ(peers.served(env_sock), 0);
+
+  // Inside the workspace, directly and through a symlink: data exchanged.
+  for (const std::string& key :
+       {"unix-connect " + in_stream, "unix-connect " + to_in_stream, "unix-sendto " + in_dgram,
+        "unix-sendto " + to_in_dgram, "unix-dgram-connect " + to_in_dgram})
+    EXPECT_EQ(r.rc.count(key) ? r.rc[key] : -1, 0) << key << "\n" << r.out;
+  EXPECT_EQ(peers.served(in_stream), 2) << "ping/pong, directly and through the link";
+  EXPECT_EQ(peers.served(in_dgram), 3) << "two sendto, one send after connect";
+  const json* allow = find(r, "allow", in_stream, "bpf-lsm");
+  ASSERT_NE(allow, nullptr) << "allowed peers are audited with the socket's path";
+  EXPECT_EQ(allow->value("category", ""), "network");
+}
+
+// Audit mode: the same refused peer is reported as would-deny and reached.
+TEST_F(LsmSession, UnixPeerInAuditModeIsReportedNotRefused) {
+  requireBpfLsm();
+  if (HasFatalFailure() || IsSkipped()) return;
+  const std::string out_stream = outside_ + "/stream.sock", link = ws_ + "/out.sock";
+  UnixPeers peers;
+  ASSERT_TRUE(peers.bind(out_stream, SOCK_STREAM)) << std::strerror(errno);
+  peers.start();
+  SessionRun r = supervise({"--backend", "bpf-lsm", "-o", "mode=audit"},
+                           batch({"symlink " + out_stream + " " + link, "unix-connect " + link}));
+  peers.stop();
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.rc["unix-connect " + link], 0) << r.out;
+  EXPECT_EQ(peers.served(out_stream), 1);
+  const json* e =
+      find(r, "would-deny", out_stream, "bpf-lsm", "unix-socket-outside-writable-roots");
+  ASSERT_NE(e, nullptr) << "no would-deny event naming " << out_stream;
+  EXPECT_TRUE((*e)["errno"].is_null()) << e->dump();
 }
 
 }  // namespace
