@@ -25,6 +25,7 @@
 #include <gtest/gtest.h>
 
 #include "tests/common/run_command.h"
+#include "tests/common/session_probe.h"
 
 namespace sv::test {
 namespace {
@@ -34,34 +35,8 @@ using nlohmann::json;
 
 constexpr const char* kSupervise = SV_SUPERVISE_BIN;
 
-std::string probeMissing() {
-  if (::geteuid() != 0) return "needs root: euid " + std::to_string(::geteuid());
-  long abi = ::syscall(SYS_landlock_create_ruleset, nullptr, 0, LANDLOCK_CREATE_RULESET_VERSION);
-  if (abi <= 0) return std::string("needs Landlock: landlock_create_ruleset(VERSION): ") +
-                       std::strerror(errno);
-  if (slurp("/proc/self/mountinfo").find(" - cgroup2 ") == std::string::npos)
-    return "needs cgroup v2: no cgroup2 mount in /proc/self/mountinfo";
-  if (slurp("/proc/sys/kernel/seccomp/actions_avail").find("user_notif") == std::string::npos)
-    return "needs seccomp user-notify: not in /proc/sys/kernel/seccomp/actions_avail";
-  if (::access(kSupervise, X_OK) != 0) return std::string("needs the supervise binary at ") + kSupervise;
-  return "";
-}
-
-std::vector<json> readEvents(const std::string& path) {
-  std::vector<json> out;
-  std::istringstream in(slurp(path));
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.empty()) continue;
-    json j = json::parse(line, nullptr, false);
-    if (j.is_discarded()) {
-      ADD_FAILURE() << "audit line is not JSON: " << line;
-      continue;
-    }
-    out.push_back(std::move(j));
-  }
-  return out;
-}
+std::string probeMissing() { return sessionMissing(kSupervise); }
+std::vector<json> readEvents(const std::string& path) { return readAuditEvents(path); }
 
 bool hasLine(const std::string& text, const std::string& line) {
   std::istringstream in(text);
