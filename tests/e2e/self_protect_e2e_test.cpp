@@ -24,6 +24,7 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/common/host_features.h"
 #include "tests/common/run_command.h"
 
 namespace sv::test {
@@ -39,8 +40,7 @@ std::string probeMissing() {
   long abi = ::syscall(SYS_landlock_create_ruleset, nullptr, 0, LANDLOCK_CREATE_RULESET_VERSION);
   if (abi <= 0) return std::string("needs Landlock: landlock_create_ruleset(VERSION): ") +
                        std::strerror(errno);
-  if (slurp("/proc/self/mountinfo").find(" - cgroup2 ") == std::string::npos)
-    return "needs cgroup v2: no cgroup2 mount in /proc/self/mountinfo";
+  if (std::string why = sv::test::missingCgroup2(); !why.empty()) return why;
   if (slurp("/proc/sys/kernel/seccomp/actions_avail").find("user_notif") == std::string::npos)
     return "needs seccomp user-notify: not in /proc/sys/kernel/seccomp/actions_avail";
   if (::access(kSupervise, X_OK) != 0) return std::string("needs the supervise binary at ") + kSupervise;
