@@ -1,16 +1,21 @@
-// cgroup v2 discovery and the per-session cgroup lifecycle.
+// cgroup v2 discovery (and the mount where none is), the per-session cgroup
+// lifecycle.
 #include "tracer/cgroup.h"
 
 #include <fcntl.h>
+#include <linux/magic.h>
 #include <signal.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
+#include <mutex>
+#include <optional>
 #include <sstream>
 #include <thread>
 #include <utility>
@@ -23,21 +28,6 @@
 namespace sv::tracer {
 namespace {
 
-// mountinfo escapes space, tab, newline and backslash as \ooo.
-std::string unescapeMountField(const std::string& s) {
-  std::string out;
-  for (size_t i = 0; i < s.size(); ++i) {
-    auto octal = [&](size_t j) { return s[j] >= '0' && s[j] <= '7'; };
-    if (s[i] == '\\' && i + 3 < s.size() && octal(i + 1) && octal(i + 2) && octal(i + 3)) {
-      out.push_back(static_cast<char>(std::strtol(s.substr(i + 1, 3).c_str(), nullptr, 8)));
-      i += 3;
-    } else {
-      out.push_back(s[i]);
-    }
-  }
-  return out;
-}
-
 Status writeFile(const std::string& path, std::string_view data) {
   UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CLOEXEC));
   if (!fd) return errnoError("open " + path);
@@ -47,43 +37,100 @@ Status writeFile(const std::string& path, std::string_view data) {
   return {};
 }
 
-struct CgroupMount {
-  std::string mount_point;
-  std::string root;  // which directory of the hierarchy is mounted there
-};
-
-// The mount of `fstype`; for "cgroup" (v1), the one whose super options name
-// `controller`.
-Result<CgroupMount> findMount(std::string_view fstype = "cgroup2",
-                              std::string_view controller = {}) {
-  if (testDisabled("cgroup")) return Error{ENOSYS, std::string("cgroup2 ") + kDisabledByTest};
+// The mount of cgroup v1 whose super options name `controller`.
+Result<MountEntry> findV1Mount(std::string_view controller) {
   if (mountinfoOnce().empty()) return Error{EIO, "cannot read /proc/self/mountinfo"};
-  std::istringstream in(mountinfoOnce());
-  std::string line;
-  while (std::getline(in, line)) {
-    // id parent major:minor root mount-point options [optional...] - fstype source super
-    size_t sep = line.find(" - ");
-    if (sep == std::string::npos) continue;
-    std::istringstream tail(line.substr(sep + 3));
-    std::string type, source, super;
-    tail >> type >> source >> super;
-    if (type != fstype) continue;
-    if (!controller.empty() && ("," + super + ",").find("," + std::string(controller) + ",") ==
-                                   std::string::npos)
-      continue;
-    std::istringstream head(line.substr(0, sep));
-    std::string id, parent, devno, root, mount_point;
-    head >> id >> parent >> devno >> root >> mount_point;
-    return CgroupMount{unescapeMountField(mount_point), unescapeMountField(root)};
-  }
-  return Error{ENOENT, "no " + std::string(fstype) + " filesystem" +
-                           (controller.empty() ? "" : " with " + std::string(controller)) +
-                           " in /proc/self/mountinfo"};
+  auto entry = findMountEntry(mountinfoOnce(), "cgroup", [controller](const MountEntry& e) {
+    return ("," + e.super_options + ",").find("," + std::string(controller) + ",") !=
+           std::string::npos;
+  });
+  if (!entry)
+    return Error{ENOENT, "no cgroup filesystem with " + std::string(controller) +
+                             " in /proc/self/mountinfo"};
+  return *entry;
 }
 
-// Our cgroup in the hierarchy mounted at `m`, from the /proc/self/cgroup line
-// whose controller list is `controllers` ("" for the v2 line "0::").
-Result<std::string> ownCgroupIn(const CgroupMount& m, std::string_view controller) {
+// ---- the cgroup2 mount: found, or made at kCgroup2MountDir ----
+
+Cgroup2Mount fromEntry(const MountEntry& e) {
+  return Cgroup2Mount{e.mount_point, e.root, e.mount_point == kCgroup2MountDir};
+}
+
+constexpr char kCgroup2MountParent[] = "/run/supervise";  // of kCgroup2MountDir
+static_assert(std::string_view(kCgroup2MountDir).starts_with(kCgroup2MountParent));
+
+// What the operator reads when there is no cgroup2 and none can be mounted:
+// what happened, what to do, and last (message() appends the errno) the step
+// that failed.
+constexpr char kNoCgroup2[] =
+    "no cgroup2 filesystem is mounted in supervise's mount namespace (`ip netns exec` remounts "
+    "/sys; containers and cgroup-v1 hosts may mount none)";
+constexpr char kMountHint[] =
+    "; mount one yourself, e.g. `mount -t cgroup2 none /sys/fs/cgroup` (any directory will "
+    "do), and run supervise again. What failed: ";
+
+Error cannotMount(int err, const std::string& step) {
+  return Error{err, std::string(kNoCgroup2) + ", and supervise cannot mount one at " +
+                        kCgroup2MountDir +
+                        (err == EPERM ? " (it needs CAP_SYS_ADMIN: run it as root)" : "") +
+                        kMountHint + step};
+}
+
+// mkdir `dir` (mode) unless it exists; either way it must be a directory of
+// root's, not a symlink: the hierarchy is mounted there.
+Status makeRootDir(const char* dir, mode_t mode) {
+  if (::mkdir(dir, mode) != 0 && errno != EEXIST)
+    return cannotMount(errno, std::string("mkdir ") + dir);
+  struct stat st{};
+  if (::lstat(dir, &st) != 0) return cannotMount(errno, std::string("lstat ") + dir);
+  if (!S_ISDIR(st.st_mode) || st.st_uid != 0)
+    return cannotMount(ENOTDIR, std::string(dir) + " is not a directory owned by root");
+  return {};
+}
+
+// Mounts cgroup2 at kCgroup2MountDir (or finds it mounted there).
+Status mountCgroup2() {
+  // Asked first, so the answer names the real cause rather than mount's ENODEV.
+  if (auto fs = readWholeFile("/proc/filesystems");
+      fs && fs->find("\tcgroup2\n") == std::string::npos)
+    return Error{ENODEV, std::string(kNoCgroup2) +
+                             ", and this kernel has none: supervise needs a kernel with cgroup v2 "
+                             "(CONFIG_CGROUPS, Linux 4.5+). What failed: cgroup2 is not in "
+                             "/proc/filesystems"};
+  SV_TRY(makeRootDir(kCgroup2MountParent, 0700));  // as the kernel-audit state keeps it
+  SV_TRY(makeRootDir(kCgroup2MountDir, 0755));
+  // A concurrent session may have mounted it since we read mountinfo.
+  if (struct statfs fs{}; ::statfs(kCgroup2MountDir, &fs) == 0 && fs.f_type == CGROUP2_SUPER_MAGIC)
+    return {};
+  // The hierarchy's flags, as the mount of pid 1 (the host's, mostly) shows them.
+  auto init_mounts = readWholeFile("/proc/1/mountinfo");
+  const std::string flags = init_mounts ? cgroup2RootFlags(*init_mounts) : "";
+  if (::mount("cgroup2", kCgroup2MountDir, "cgroup2", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+              flags.empty() ? nullptr : flags.c_str()) != 0)
+    return cannotMount(errno, "mount -t cgroup2 cgroup2 " + std::string(kCgroup2MountDir));
+  return {};
+}
+
+Result<Cgroup2Mount> findOrMountCgroup2() {
+  if (auto e = findMountEntry(mountinfoOnce(), "cgroup2")) return fromEntry(*e);
+  // The snapshot may predate a mount (a concurrent session's): read afresh.
+  auto now = mountinfoNow();
+  if (!now) return Error{now.error().code, "cannot read /proc/self/mountinfo"};
+  if (auto e = findMountEntry(*now, "cgroup2")) return fromEntry(*e);
+  SV_TRY(mountCgroup2());
+  // A concurrent session may have mounted too: two mounts of the one tree.
+  now = mountinfoNow();
+  auto e = now ? findMountEntry(*now, "cgroup2") : std::nullopt;
+  if (!e) return Error{ENOENT, std::string("mounted cgroup2 at ") + kCgroup2MountDir +
+                                   " but /proc/self/mountinfo does not list it"};
+  return fromEntry(*e);
+}
+
+// Our cgroup in the hierarchy whose directory `root` is mounted at
+// `mount_point`, from the /proc/self/cgroup line whose controller list is
+// `controllers` ("" for the v2 line "0::").
+Result<std::string> ownCgroupIn(const std::string& mount_point, const std::string& root,
+                                std::string_view controller) {
   auto content = readWholeFile("/proc/self/cgroup");
   if (!content) return content.error();
   std::istringstream in(*content);
@@ -98,11 +145,12 @@ Result<std::string> ownCgroupIn(const CgroupMount& m, std::string_view controlle
                                  std::string::npos)
       continue;
     std::string rel = line.substr(b + 1);
+    if (rel.ends_with(" (deleted)")) return Error{ENOENT, "own cgroup " + rel + " was removed"};
     // /proc/self/cgroup is relative to the hierarchy root; the mount may expose
     // a subtree (containers): strip the mounted root's prefix.
-    if (m.root != "/" && rel.rfind(m.root, 0) == 0) rel = rel.substr(m.root.size());
-    if (rel.empty() || rel == "/") return m.mount_point;
-    return m.mount_point + rel;
+    if (root != "/" && rel.rfind(root, 0) == 0) rel = rel.substr(root.size());
+    if (rel.empty() || rel == "/") return mount_point;
+    return mount_point + rel;
   }
   return Error{ENOENT, controller.empty()
                            ? std::string("no cgroup v2 (\"0::\") line in /proc/self/cgroup")
@@ -111,16 +159,53 @@ Result<std::string> ownCgroupIn(const CgroupMount& m, std::string_view controlle
 
 }  // namespace
 
+std::string cgroup2RootFlags(std::string_view mountinfo) {
+  auto e = findMountEntry(mountinfo, "cgroup2");
+  if (!e) return "";
+  // The options apply_cgroup_root_flags() sets or clears for the hierarchy.
+  static constexpr std::string_view kRootFlags[] = {
+      "nsdelegate",           "favordynmods",           "memory_localevents",
+      "memory_recursiveprot", "memory_hugetlb_accounting", "pids_localevents"};
+  std::string out;
+  std::string_view rest = e->super_options;
+  while (!rest.empty()) {
+    const size_t comma = rest.find(',');
+    const std::string_view option = rest.substr(0, comma);
+    rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+    for (std::string_view flag : kRootFlags)
+      if (option == flag) out += (out.empty() ? "" : ",") + std::string(option);
+  }
+  return out;
+}
+
+Result<Cgroup2Mount> cgroup2Mount() {
+  if (testDisabled("cgroup")) return Error{ENOSYS, std::string("cgroup2 ") + kDisabledByTest};
+  // Asked from start-up and the tracker's thread at once; a failure is asked again.
+  static std::mutex mu;
+  static std::optional<Cgroup2Mount> found;
+  std::lock_guard lock(mu);
+  if (found) return *found;
+  auto m = findOrMountCgroup2();
+  if (m) found = *m;
+  return m;
+}
+
 Result<std::string> findCgroup2Mount() {
-  auto m = findMount();
+  auto m = cgroup2Mount();
   if (!m) return m.error();
   return m->mount_point;
 }
 
+bool cgroup2Listed() {
+  if (findMountEntry(mountinfoOnce(), "cgroup2")) return true;
+  auto now = mountinfoNow();
+  return now && findMountEntry(*now, "cgroup2");
+}
+
 Result<std::string> ownCgroupPath() {
-  auto m = findMount();
+  auto m = cgroup2Mount();
   if (!m) return m.error();
-  return ownCgroupIn(*m, {});
+  return ownCgroupIn(m->mount_point, m->root, {});
 }
 
 Result<SessionCgroup> SessionCgroup::create(std::string_view name) {
@@ -255,9 +340,9 @@ Status SessionCgroup::setPidsMax(int max) {
 Result<PidsCgroupV1> PidsCgroupV1::create(std::string_view name, int max) {
   if (name.empty() || name.find('/') != std::string_view::npos)
     return Error{EINVAL, "pids cgroup name must be a single path component"};
-  auto mount = findMount("cgroup", "pids");
+  auto mount = findV1Mount("pids");
   if (!mount) return mount.error();
-  auto own = ownCgroupIn(*mount, "pids");
+  auto own = ownCgroupIn(mount->mount_point, mount->root, "pids");
   if (!own) return own.error();
   std::string path = *own + "/" + std::string(name);
   if (::mkdir(path.c_str(), 0755) != 0) return errnoError("mkdir " + path);
@@ -279,7 +364,7 @@ PidsCgroupV1::~PidsCgroupV1() {
   for (int i = 0; i < 100 && ::rmdir(path_.c_str()) != 0 && errno == EBUSY; ++i) ::usleep(10000);
 }
 
-// ---- cgroup ids, the current cgroup2 directory, scratch cgroups ----
+// ---- cgroup ids, scratch cgroups ----
 
 Result<uint64_t> cgroupId(const std::string& path) {
   // A cgroup2 directory's file handle is its kernfs id (FILEID_KERNFS).
@@ -293,39 +378,6 @@ Result<uint64_t> cgroupId(const std::string& path) {
   uint64_t id = 0;
   std::memcpy(&id, handle->f_handle, sizeof id);
   return id;
-}
-
-Result<std::string> currentCgroup2Dir() {
-  std::ifstream mountinfo("/proc/self/mountinfo");
-  if (!mountinfo) return errnoError("open /proc/self/mountinfo");
-  std::string line, mount;
-  while (std::getline(mountinfo, line)) {
-    // "... <mount point> <options> [optional...] - <fstype> <source> ..."
-    auto dash = line.find(" - ");
-    if (dash == std::string::npos) continue;
-    std::istringstream tail(line.substr(dash + 3));
-    std::string fstype;
-    tail >> fstype;
-    if (fstype != "cgroup2") continue;
-    std::istringstream head(line.substr(0, dash));
-    std::string id, parent, devno, root, point;
-    head >> id >> parent >> devno >> root >> point;
-    mount = point;
-    break;
-  }
-  if (mount.empty()) return Error{ENOENT, "no cgroup2 mount in /proc/self/mountinfo"};
-
-  std::ifstream self_cg("/proc/self/cgroup");
-  if (!self_cg) return errnoError("open /proc/self/cgroup");
-  while (std::getline(self_cg, line)) {
-    if (line.rfind("0::", 0) == 0) {
-      std::string rel = line.substr(3);
-      if (rel.find("(deleted)") != std::string::npos)
-        return Error{ENOENT, "own cgroup2 directory was removed"};
-      return rel == "/" ? mount : mount + rel;
-    }
-  }
-  return Error{ENOENT, "no cgroup2 entry in /proc/self/cgroup"};
 }
 
 Result<ScratchCgroup> ScratchCgroup::create(const std::string& parent_dir,

@@ -20,12 +20,53 @@
 
 namespace sv::tracer {
 
-// The cgroup2 mount point from /proc/self/mountinfo (never hard-coded: hybrid
-// hosts mount it at /sys/fs/cgroup/unified). Fails with ENOENT when there is
-// no cgroup2 mount, ENOSYS when disabled by SUPERVISE_TEST_DISABLE=cgroup.
+// Where supervise mounts the cgroup2 filesystem when its mount namespace has
+// none: `ip netns exec` remounts /sys in a mount namespace of its own (the
+// cgroup mounts under it vanish), containers may mount none, and some hosts
+// mount only cgroup v1. Documented (README, docs/enforcement.md), so a later
+// session of the same mount namespace finds it again in mountinfo.
+inline constexpr char kCgroup2MountDir[] = "/run/supervise/cgroup2";
+
+// The one lookup of the cgroup2 hierarchy, for everything that uses it (the
+// session cgroup, the keepers, the BPF probes, the tests).
+struct Cgroup2Mount {
+  std::string mount_point;
+  std::string root;  // which directory of the hierarchy is mounted there ("/" mostly)
+  // Mounted at kCgroup2MountDir because none was: by this process, or by an
+  // earlier session in this mount namespace.
+  bool by_supervise = false;
+};
+
+// The cgroup2 mount from /proc/self/mountinfo (never hard-coded: hybrid hosts
+// mount it at /sys/fs/cgroup/unified). Where none is listed, mounts one at
+// kCgroup2MountDir (mkdir root-owned, 0700 /run/supervise, 0755 below) with
+// the hierarchy's own flags (cgroup2RootFlags) and returns that. There is one
+// cgroup2 hierarchy per host: the new mount shows the same tree, and
+// /proc/self/cgroup's "0::" path names our cgroup in it. Found once per
+// process. Fails with ENOSYS when disabled by SUPERVISE_TEST_DISABLE=cgroup;
+// else with the errno of the step that failed and a message saying what
+// happened and what to do (no cgroup2 in /proc/filesystems, no
+// CAP_SYS_ADMIN, mount refused).
+Result<Cgroup2Mount> cgroup2Mount();
+
+// cgroup2Mount()->mount_point.
 Result<std::string> findCgroup2Mount();
 
-// The supervisor's own cgroup directory (absolute path under the mount).
+// True when /proc/self/mountinfo lists a cgroup2 mount now (nothing mounted,
+// no test override): whether cgroup2Mount() would have to mount one.
+bool cgroup2Listed();
+
+// The hierarchy-wide flags (nsdelegate, memory_recursiveprot, ...) of the
+// first cgroup2 mount in `mountinfo`, as mount data: "" when none. Mounting
+// cgroup2 from the initial cgroup namespace sets the hierarchy's flags to the
+// ones given, for every mount of the host (kernel/cgroup/cgroup.c,
+// apply_cgroup_root_flags): a bare mount would turn off systemd's
+// nsdelegate. cgroup2Mount() passes the flags of pid 1's mount.
+std::string cgroup2RootFlags(std::string_view mountinfo);
+
+// The supervisor's own cgroup directory (absolute path under the mount),
+// from the "0::" line of /proc/self/cgroup. Fails with ENOENT when that
+// cgroup was removed.
 Result<std::string> ownCgroupPath();
 
 class SessionCgroup {
@@ -109,10 +150,6 @@ class PidsCgroupV1 {
 // The id the kernel gives the cgroup2 directory `path`
 // (bpf_get_current_cgroup_id of its processes).
 Result<uint64_t> cgroupId(const std::string& path);
-
-// The cgroup2 directory of the calling process, found through
-// /proc/self/mountinfo and /proc/self/cgroup (never a hard-coded mount point).
-Result<std::string> currentCgroup2Dir();
 
 // A cgroup created under a parent and removed on destruction (after its
 // processes have exited). Used by the probe and the tests; the session's own

@@ -1,4 +1,5 @@
-// /proc/self/mountinfo, read once per process.
+// /proc/self/mountinfo: read once per process, parsed, and a private mount
+// namespace for probes that mount.
 //
 // The mounts supervise looks up at start-up (cgroup2, the v1 pids hierarchy,
 // bpffs) do not move during a session, and each read makes the kernel format
@@ -8,11 +9,39 @@
 // here first and afresh on a miss (exec_file_id.cpp).
 #pragma once
 
+#include <functional>
+#include <optional>
 #include <string>
+#include <string_view>
+
+#include "common/result.h"
 
 namespace sv::tracer {
 
 // The snapshot ("" when unreadable), taken at the first call.
 const std::string& mountinfoOnce();
+
+// /proc/self/mountinfo as it is now.
+Result<std::string> mountinfoNow();
+
+// One mountinfo line: "id parent major:minor root mount-point options
+// [optional...] - fstype source super-options", paths unescaped.
+struct MountEntry {
+  std::string root;  // which directory of the filesystem is mounted there
+  std::string mount_point;
+  std::string fstype;
+  std::string super_options;  // "rw,nsdelegate,memory_recursiveprot"
+};
+
+// The first entry of `mountinfo` of type `fstype` that `accept` (if given) takes.
+std::optional<MountEntry> findMountEntry(
+    std::string_view mountinfo, std::string_view fstype,
+    const std::function<bool(const MountEntry&)>& accept = nullptr);
+
+// Moves the calling thread into a mount namespace of its own whose mounts
+// do not propagate back (MS_SLAVE, recursively): what it mounts there goes
+// when the process exits, and the host's mount table never changes.
+// Needs CAP_SYS_ADMIN. For `doctor`, which probes what a session would mount.
+Status enterPrivateMountNamespace();
 
 }  // namespace sv::tracer

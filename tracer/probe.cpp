@@ -133,17 +133,25 @@ void probeLandlock(HostFeatures& f) {
   }
 }
 
-void probeCgroup(HostFeatures& f) {
+// The cgroup2 mount (mounted by supervise where none was); false with a note
+// when there is none.
+bool findCgroup2(HostFeatures& f) {
   if (testDisabled("cgroup")) {
     f.notes.push_back(std::string("cgroup: ") + kDisabledByTest);
-    return;
+    return false;
   }
-  auto mount = findCgroup2Mount();
+  auto mount = cgroup2Mount();
   if (!mount) {
     f.notes.push_back("cgroup: " + mount.error().message());
-    return;
+    return false;
   }
-  f.cgroup2_mount = *mount;
+  f.cgroup2_mount = mount->mount_point;
+  f.cgroup2_by_supervise = mount->by_supervise;
+  return true;
+}
+
+void probeCgroup(HostFeatures& f) {
+  if (!findCgroup2(f)) return;
   auto cg = SessionCgroup::create("sv-probe-" + std::to_string(getpid()));
   if (!cg) {
     f.notes.push_back("cgroup: cannot create a session cgroup: " + cg.error().message());
@@ -195,14 +203,8 @@ HostFeatures probeHostForSession() {
     f.notify_addfd = f.seccomp_notify;
   }
   probeLandlock(f);
-  if (testDisabled("cgroup")) {
-    f.notes.push_back(std::string("cgroup: ") + kDisabledByTest);
-  } else if (auto mount = findCgroup2Mount(); !mount) {
-    f.notes.push_back("cgroup: " + mount.error().message());
-  } else {
-    f.cgroup2_mount = *mount;
-    f.cgroup_writable = true;  // proven (or not) by creating the session's cgroup
-  }
+  // cgroup_writable: proven (or not) by creating the session's cgroup.
+  f.cgroup_writable = findCgroup2(f);
   if (testDisabled("bpf")) f.notes.push_back(std::string("bpf: ") + kDisabledByTest);
   return f;
 }

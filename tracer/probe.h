@@ -28,6 +28,7 @@ struct HostFeatures {
   bool notify_sync_wakeup = false;  // SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP accepted
   int landlock_abi = 0;             // 0 = unavailable
   std::string cgroup2_mount;        // empty = no cgroup2 hierarchy found
+  bool cgroup2_by_supervise = false;  // none was mounted: supervise's own (kCgroup2MountDir)
   bool cgroup_kill = false;         // cgroup.kill works in a session cgroup
   bool cgroup_writable = false;     // we can create a session cgroup below our own
   std::vector<std::string> notes;   // one human-readable line per missing/odd feature

@@ -115,6 +115,8 @@ nlohmann::json doctorJson(const HostReport &host, const PolicySummary &s, const 
             {"landlock_net_rights", host.landlock_net_rights},
             {"landlock_scopes", host.landlock_scopes},
             {"cgroup2", c.cgroup2},
+            {"cgroup2_mount", c.cgroup2_mount},
+            {"cgroup2_mounted_by_supervise", c.cgroup2_by_supervise},
             {"cgroup_writable", c.cgroup_writable},
             {"cgroup_kill", c.cgroup_kill},
             {"cgroup_sock_addr", c.cgroup_sock_addr},

@@ -51,8 +51,9 @@ std::vector<FeatureRow> featureMatrix(const HostCaps &c, const policy::Policy &p
                             why(c, "bpf_lsm", "bpf-lsm")});
   // The session refuses to start without these, whatever the policy says.
   row("process_tree", "process tree containment", true, c.cgroup_writable, "cgroup",
-      c.cgroup_kill ? "session cgroup, killed with cgroup.kill"
-                    : "session cgroup, killed pid by pid (no cgroup.kill)",
+      std::string(c.cgroup_kill ? "session cgroup, killed with cgroup.kill"
+                                : "session cgroup, killed pid by pid (no cgroup.kill)") +
+          (c.cgroup2_note.empty() ? "" : "; " + c.cgroup2_note),
       why(c, "cgroup", "session cgroup"));
   row("syscall_mediation", "syscall mediation", true, notify, "seccomp-notify",
       "write opens and execs decided in user space, fds injected with ADDFD",
@@ -124,6 +125,20 @@ std::vector<FeatureRow> featureMatrix(const HostCaps &c, const policy::Policy &p
   return rows;
 }
 
+void setCgroup2(HostCaps &c, const tracer::HostFeatures &host, bool probed_privately) {
+  c.cgroup2 = !host.cgroup2_mount.empty();
+  c.cgroup2_mount = host.cgroup2_mount;
+  c.cgroup2_by_supervise = host.cgroup2_by_supervise;
+  if (!c.cgroup2_by_supervise)
+    c.cgroup2_note.clear();
+  else if (probed_privately)
+    c.cgroup2_note = "no cgroup2 is mounted in this mount namespace: a session mounts it at " +
+                     c.cgroup2_mount + " (doctor probed a private mount of its own)";
+  else
+    c.cgroup2_note = "no cgroup2 was mounted in this mount namespace: supervise mounted it at " +
+                     c.cgroup2_mount;
+}
+
 HostCaps sessionHostCaps(const SessionSetup &setup) {
   const tracer::HostFeatures &host = setup.host;
   HostCaps c;
@@ -139,7 +154,7 @@ HostCaps sessionHostCaps(const SessionSetup &setup) {
   if (!c.seccomp_notify) c.why["seccomp_notify"] = note("seccomp-notify: ", "unavailable");
   c.landlock_abi = setup.landlock_ruleset ? host.landlock_abi : 0;
   if (!c.landlock_abi) c.why["landlock"] = note("landlock: ", "unavailable");
-  c.cgroup2 = !host.cgroup2_mount.empty();
+  setCgroup2(c, host, false);
   c.cgroup_writable = setup.cgroup_dir_fd >= 0;
   if (!c.cgroup_writable)
     c.why["cgroup"] = setup.cgroup_error.empty() ? note("cgroup: ", "unavailable")

@@ -24,6 +24,9 @@ struct HostCaps {
   bool notify_sync_wakeup = false;
   int landlock_abi = 0;
   bool cgroup2 = false;
+  std::string cgroup2_mount;          // where the hierarchy is mounted, "" when nowhere
+  bool cgroup2_by_supervise = false;  // none was mounted: supervise mounts it (tracer/cgroup.h)
+  std::string cgroup2_note;           // then: what was (or will be) mounted where
   bool cgroup_writable = false;  // a session cgroup can be created
   bool cgroup_kill = false;
   bool cgroup_sock_addr = false;  // cgroup connect4 program loads and attaches
@@ -75,6 +78,11 @@ struct SessionSetup {
   bool kernel_audit = false;  // the kernel's denials are read (kernel_denials.h)
   std::string kernel_audit_detail;  // what was done to the host's audit state, or why not
 };
+
+// The cgroup2 members of `c` from the probe. `probed_privately`: doctor
+// probed on a mount of its own private mount namespace, where a session would
+// mount one (host_report.cpp); the note then says what a session does.
+void setCgroup2(HostCaps &c, const tracer::HostFeatures &host, bool probed_privately);
 
 // HostCaps as far as the session knows them; featureMatrix() of it is the
 // `session.backend_matrix` of the start event (docs/audit-events.md). A

@@ -13,9 +13,11 @@
 #include "common/read_file.h"
 #include "tracer/bpf/bpf_probes.h"
 #include "tracer/bpf/libbpf_log.h"
+#include "tracer/cgroup.h"
 #include "tracer/kernel_audit/audit_netlink.h"
 #include "tracer/kernel_audit/audit_switch.h"
 #include "tracer/landlock.h"
+#include "tracer/mountinfo.h"
 #include "tracer/probe.h"
 
 namespace sv::supervisor {
@@ -184,6 +186,13 @@ HostReport probeDoctorHost() {
         std::string(u.sysname) + " " + u.release + " " + u.machine, u.version);
   }
 
+  // A session mounts cgroup2 where its mount namespace has none
+  // (tracer/cgroup.h). Doctor probes what that session would find, on a mount
+  // in a private mount namespace of its own: the host's mount table stays as
+  // it was. (Where even the namespace is refused, so is the mount.)
+  const bool private_cgroup2 = !tracer::testDisabled("cgroup") && !tracer::cgroup2Listed() &&
+                               tracer::enterPrivateMountNamespace().ok();
+
   // seccomp, Landlock, cgroup: the same probes the session runs.
   tracer::HostFeatures f = tracer::probeHost();
   auto note = [&f](std::string_view prefix) {
@@ -195,7 +204,7 @@ HostReport probeDoctorHost() {
   c.notify_addfd = f.notify_addfd;
   c.notify_sync_wakeup = f.notify_sync_wakeup;
   c.landlock_abi = f.landlock_abi;
-  c.cgroup2 = !f.cgroup2_mount.empty();
+  setCgroup2(c, f, private_cgroup2);
   c.cgroup_writable = f.cgroup_writable;
   c.cgroup_kill = f.cgroup_kill;
   std::string seccomp_why = note("seccomp-notify: ");
@@ -235,7 +244,9 @@ HostReport probeDoctorHost() {
   }
 
   add(r, "cgroup.v2", "cgroup v2 mount", okIf(c.cgroup2), c.cgroup2 ? f.cgroup2_mount : "no",
-      c.cgroup2 ? "found in /proc/self/mountinfo" : c.why["cgroup"]);
+      !c.cgroup2                ? c.why["cgroup"]
+      : c.cgroup2_by_supervise ? c.cgroup2_note
+                               : "found in /proc/self/mountinfo");
   add(r, "cgroup.session", "  session cgroup", okIf(c.cgroup_writable),
       c.cgroup_writable ? "yes" : "no",
       c.cgroup_writable ? "created and removed a cgroup below ours" : c.why["cgroup"]);

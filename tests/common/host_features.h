@@ -1,6 +1,7 @@
 // missingSessionFeature(): why this host cannot run a supervised session in a
-// test, or "" when it can. Tests that run the real binary skip with this text
-// (GTEST_SKIP) so a skip always names the missing piece.
+// test, or "" when it can (missingCgroup2(): the cgroup2 part of it). Tests
+// that run the real binary skip with this text (GTEST_SKIP) so a skip always
+// names the missing piece.
 #pragma once
 
 #include <linux/landlock.h>
@@ -14,6 +15,15 @@
 
 namespace sv::test {
 
+// Why a session could find no cgroup2 here, or "": one is mounted, or the
+// kernel has one for supervise to mount where none is (tracer/cgroup.h,
+// cgroup2Mount(): the same mountinfo lookup, without mounting anything).
+inline std::string missingCgroup2() {
+  if (slurp("/proc/self/mountinfo").find(" - cgroup2 ") != std::string::npos) return "";
+  if (slurp("/proc/filesystems").find("\tcgroup2\n") != std::string::npos) return "";
+  return "needs cgroup v2: no cgroup2 mount in /proc/self/mountinfo, none in /proc/filesystems";
+}
+
 inline std::string missingSessionFeature(const std::string& supervise, long min_landlock_abi = 1) {
   if (::geteuid() != 0) return "needs root: euid " + std::to_string(::geteuid());
   const long abi =
@@ -21,8 +31,7 @@ inline std::string missingSessionFeature(const std::string& supervise, long min_
   if (abi < min_landlock_abi)
     return "needs Landlock ABI >= " + std::to_string(min_landlock_abi) + ": got " +
            std::to_string(abi);
-  if (slurp("/proc/self/mountinfo").find(" - cgroup2 ") == std::string::npos)
-    return "needs cgroup v2: no cgroup2 line in /proc/self/mountinfo";
+  if (std::string why = missingCgroup2(); !why.empty()) return why;
   if (slurp("/proc/sys/kernel/seccomp/actions_avail").find("user_notif") == std::string::npos)
     return "needs seccomp user-notify: not in actions_avail";
   if (::access(supervise.c_str(), X_OK) != 0) return "needs " + supervise;

@@ -22,7 +22,8 @@
 #include <gtest/gtest.h>
 
 #include "tests/common/run_command.h"
-#include "tests/common/session_probe.h"
+#include "tests/common/audit_events.h"
+#include "tests/common/host_features.h"
 
 namespace sv::test {
 namespace {
@@ -56,7 +57,7 @@ std::vector<std::string> denyRules(const std::vector<json>& events, const std::s
 class HomeToolchains : public testing::Test {
  protected:
   void SetUp() override {
-    if (std::string missing = sessionMissing(kSupervise); !missing.empty()) GTEST_SKIP() << missing;
+    if (std::string missing = missingSessionFeature(kSupervise); !missing.empty()) GTEST_SKIP() << missing;
     // Not under /tmp: that is a writable root of the preset, and the point
     // is a home that nothing but the derived rules opens.
     char tmpl[] = "/sv-home-test-XXXXXX";
@@ -199,7 +200,7 @@ TEST_F(HomeToolchains, TurnedOffTheToolchainsAreClosedAgain) {
 // This machine's own environment: python3 on PATH (a pyenv shim under /root
 // here) and the system's python3, both under the default preset.
 TEST(HomeToolchainsRealEnvironment, Python3FromPathAndFromTheSystem) {
-  if (std::string missing = sessionMissing(kSupervise); !missing.empty()) GTEST_SKIP() << missing;
+  if (std::string missing = missingSessionFeature(kSupervise); !missing.empty()) GTEST_SKIP() << missing;
   char tmpl[] = "/tmp/sv-home-real-XXXXXX";
   ASSERT_NE(::mkdtemp(tmpl), nullptr);
   const std::string dir = tmpl;

@@ -25,7 +25,8 @@
 #include <gtest/gtest.h>
 
 #include "tests/common/run_command.h"
-#include "tests/common/session_probe.h"
+#include "tests/common/audit_events.h"
+#include "tests/common/host_features.h"
 
 namespace sv::test {
 namespace {
@@ -35,7 +36,7 @@ using nlohmann::json;
 
 constexpr const char* kSupervise = SV_SUPERVISE_BIN;
 
-std::string probeMissing() { return sessionMissing(kSupervise); }
+std::string probeMissing() { return missingSessionFeature(kSupervise); }
 std::vector<json> readEvents(const std::string& path) { return readAuditEvents(path); }
 
 bool hasLine(const std::string& text, const std::string& line) {

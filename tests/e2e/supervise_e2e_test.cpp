@@ -86,6 +86,7 @@
 #include <thread>
 #include <vector>
 
+#include "tests/common/host_features.h"
 #include "tracer/bpf/bpf_probes.h"
 
 extern char** environ;
@@ -171,8 +172,7 @@ std::string probeMissing() {
   if (abi <= 0)
     return "needs Landlock: landlock_create_ruleset(VERSION) = " + std::to_string(abi) + " (" +
            std::strerror(errno) + ")";
-  if (!contains(readFile("/proc/self/mountinfo"), " - cgroup2 "))
-    return "needs cgroup v2: no cgroup2 mount in /proc/self/mountinfo";
+  if (std::string why = sv::test::missingCgroup2(); !why.empty()) return why;
   std::string actions = readFile("/proc/sys/kernel/seccomp/actions_avail");
   if (!contains(actions, "user_notif"))
     return "needs seccomp user-notify: actions_avail = '" + actions + "'";

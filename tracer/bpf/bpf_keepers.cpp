@@ -12,7 +12,6 @@
 #include "common/unique_fd.h"
 #include "tracer/cgroup.h"
 #include "tracer/mountinfo.h"
-#include "common/read_file.h"
 
 namespace sv::tracer {
 namespace {
@@ -22,21 +21,8 @@ constexpr char kKeeperCgroup[] = "supervise.keepers";
 
 // The bpffs mount point in mountinfo text, "" if none.
 std::string bpffsMount(std::string_view mountinfo) {
-  std::string_view rest = mountinfo;
-  while (!rest.empty()) {
-    const size_t nl = rest.find('\n');
-    const std::string_view line = rest.substr(0, nl);
-    rest = nl == std::string_view::npos ? std::string_view() : rest.substr(nl + 1);
-    if (line.find(" - bpf ") == std::string_view::npos) continue;
-    // "id parent major:minor root mount-point ..."
-    size_t pos = 0;
-    for (int field = 0; field < 4 && pos != std::string_view::npos; ++field)
-      pos = line.find(' ', pos + 1);
-    if (pos == std::string_view::npos) continue;
-    const size_t end = line.find(' ', pos + 1);
-    return std::string(line.substr(pos + 1, end - pos - 1));
-  }
-  return "";
+  auto e = findMountEntry(mountinfo, "bpf");
+  return e ? e->mount_point : "";
 }
 
 // r0 = value; exit
@@ -63,7 +49,7 @@ std::string findOrMakeKeeperPinDir() {
     if (::mount("bpf", kDefaultBpffs, "bpf", MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=0700") != 0)
       return "";
     // A concurrent session may have mounted first: the top one, read afresh.
-    auto now = readWholeFile("/proc/self/mountinfo");
+    auto now = mountinfoNow();
     mount = now ? bpffsMount(*now) : "";
     if (mount.empty()) return "";
   }

@@ -90,7 +90,7 @@ bool probeCgroupUnixHooks(std::string* detail) {
 }
 
 Result<bool> probeCgroupSockAddr(std::string* detail) {
-  auto parent = currentCgroup2Dir();
+  auto parent = ownCgroupPath();
   if (!parent.ok()) return parent.error();
   auto cg = ScratchCgroup::create(*parent, "sv-probe");
   if (!cg.ok()) return cg.error();

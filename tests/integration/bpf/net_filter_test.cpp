@@ -215,7 +215,7 @@ class NetFilterTest : public ::testing::Test {
  protected:
   void SetUp() override {
     if (geteuid() != 0) GTEST_SKIP() << "needs root: euid " << geteuid();
-    auto parent = currentCgroup2Dir();
+    auto parent = ownCgroupPath();
     if (!parent.ok()) GTEST_SKIP() << "needs cgroup2: " << parent.error().message();
     std::string detail;
     auto probe = probeCgroupSockAddr(&detail);
@@ -294,7 +294,7 @@ class NetFilterTest : public ::testing::Test {
 // reports only its own tree's decisions.
 TEST_F(NetFilterTest, SessionsShareOneLoadEachByItsOwnPlan) {
   load(localhostPlan());
-  auto parent = currentCgroup2Dir();
+  auto parent = ownCgroupPath();
   ASSERT_TRUE(parent.ok());
   auto other_cg = ScratchCgroup::create(*parent, "sv-nettest-other");
   ASSERT_TRUE(other_cg.ok()) << other_cg.error().message();
@@ -354,7 +354,7 @@ TEST_F(NetFilterTest, SlotOfAKilledSupervisorIsTakenOverClean) {
   // takes the lowest free or stale slot: load sessions (each on a cgroup of
   // its own) until the dead claim is gone (a test running at once may take
   // it first: a takeover too). The last of them is this test's filter.
-  auto parent = currentCgroup2Dir();
+  auto parent = ownCgroupPath();
   ASSERT_TRUE(parent.ok());
   std::vector<ScratchCgroup> cgroups;
   std::vector<NetFilter> held;

@@ -310,7 +310,8 @@ TEST_F(DoctorBinaryTest, JsonParsesAndHasTheKeys) {
     EXPECT_TRUE(j.contains(k)) << k;
   for (const char *k :
        {"seccomp_notify", "notify_addfd", "notify_sync_wakeup", "landlock_abi",
-        "landlock_fs_rights", "cgroup2", "cgroup_writable", "cgroup_kill", "cgroup_sock_addr",
+        "landlock_fs_rights", "cgroup2", "cgroup2_mount", "cgroup2_mounted_by_supervise",
+        "cgroup_writable", "cgroup_kill", "cgroup_sock_addr",
         "bpf_ringbuf", "bpf_tracepoint", "bpf_lsm_active", "bpf_lsm_loadable", "lsms"})
     EXPECT_TRUE(j["host"].contains(k)) << k;
   EXPECT_EQ(j["fully_enforceable"].get<bool>(), r.exit_code == 0);

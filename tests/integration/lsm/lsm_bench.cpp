@@ -290,7 +290,7 @@ int main(int argc, char** argv) {
   auto loaded = policy::load(req);
   if (!loaded.ok()) return 1;
   auto plan = policy::compileLsm(*loaded.policy, policy::compile(*loaded.policy));
-  auto parent = tracer::currentCgroup2Dir();
+  auto parent = tracer::ownCgroupPath();
   if (!parent.ok()) return 1;
   auto native_cg = tracer::ScratchCgroup::create(*parent, "sv-bench-native");
   auto session_cg = tracer::ScratchCgroup::create(*parent, "sv-bench-session");

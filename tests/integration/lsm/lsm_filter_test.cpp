@@ -37,7 +37,7 @@
 #include "policy/load.h"
 #include "tests/integration/lsm/lsm_test_util.h"
 #include "tracer/bpf/net_filter.h"
-#include "tracer/cgroup.h"  // ScratchCgroup, currentCgroup2Dir
+#include "tracer/cgroup.h"  // ScratchCgroup, ownCgroupPath
 
 namespace sv::tracer {
 namespace {
@@ -74,7 +74,7 @@ class BpfLsm : public ::testing::Test {
     outside_ = root_ + "/outside";
     fs::create_directories(ws_ + "/.git/hooks");
     fs::create_directories(outside_);
-    auto parent = currentCgroup2Dir();
+    auto parent = ownCgroupPath();
     ASSERT_TRUE(parent.ok()) << parent.error().message();
     auto cg = ScratchCgroup::create(*parent, "sv-lsm-test");
     ASSERT_TRUE(cg.ok()) << cg.error().message();

@@ -130,7 +130,7 @@ class DnsAllowTest : public ::testing::Test {
  protected:
   void SetUp() override {
     if (std::string why = host_.up("svd"); !why.empty()) GTEST_SKIP() << why;
-    auto parent = tracer::currentCgroup2Dir();
+    auto parent = tracer::ownCgroupPath();
     if (!parent.ok()) GTEST_SKIP() << "needs cgroup2: " << parent.error().message();
     std::string detail;
     auto probe = tracer::probeCgroupSockAddr(&detail);

@@ -20,6 +20,8 @@
 #include <string>
 #include <vector>
 
+#include "tests/common/host_features.h"
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -75,8 +77,7 @@ std::string probeMissing() {
   if (::geteuid() != 0) return "needs root: euid " + std::to_string(::geteuid());
   long abi = ::syscall(SYS_landlock_create_ruleset, nullptr, 0, LANDLOCK_CREATE_RULESET_VERSION);
   if (abi <= 0) return std::string("needs Landlock: landlock_create_ruleset: ") + std::strerror(errno);
-  if (!contains(readFile("/proc/self/mountinfo"), " - cgroup2 "))
-    return "needs cgroup v2: no cgroup2 mount in /proc/self/mountinfo";
+  if (std::string why = sv::test::missingCgroup2(); !why.empty()) return why;
   if (!contains(readFile("/proc/sys/kernel/seccomp/actions_avail"), "user_notif"))
     return "needs seccomp user-notify: not in actions_avail";
   return "";

@@ -23,7 +23,7 @@
 #include <thread>
 #include <vector>
 
-#include "tracer/cgroup.h"  // ScratchCgroup, currentCgroup2Dir
+#include "tracer/cgroup.h"  // ScratchCgroup, ownCgroupPath
 
 extern char** environ;
 
@@ -103,7 +103,7 @@ class ProcTrackerTest : public testing::Test {
  protected:
   void SetUp() override {
     if (::geteuid() != 0) GTEST_SKIP() << "needs root: euid " << ::geteuid();
-    auto parent = currentCgroup2Dir();
+    auto parent = ownCgroupPath();
     if (!parent) GTEST_SKIP() << "needs cgroup v2: " << parent.error().message();
     auto cg = ScratchCgroup::create(*parent, "sv-proctest");
     if (!cg) GTEST_SKIP() << "needs a writable cgroup v2: " << cg.error().message();
@@ -376,7 +376,7 @@ TEST_F(ProcTrackerTest, MemfdExecveatEmptyPath) {
 // own re-check.
 TEST_F(ProcTrackerTest, SessionsShareOneLoadAndKeepToTheirOwnTree) {
   LOAD_OR_SKIP(t, true);
-  auto parent = currentCgroup2Dir();
+  auto parent = ownCgroupPath();
   ASSERT_TRUE(parent.ok());
   auto other_cg = ScratchCgroup::create(*parent, "sv-proctest-other");
   ASSERT_TRUE(other_cg.ok()) << other_cg.error().message();

@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "test_util.h"
+#include "tracer/mountinfo.h"
 
 namespace sv::tracer {
 namespace {
@@ -184,6 +185,35 @@ TEST_F(CgroupTest, RejectsBadNames) {
   EXPECT_FALSE(SessionCgroup::create("a/b").ok());
   EXPECT_FALSE(SessionCgroup::create("..").ok());
   EXPECT_FALSE(SessionCgroup::create("").ok());
+}
+
+// The flags a mount of cgroup2 must repeat: the hierarchy-wide ones, as the
+// first cgroup2 line shows them (mountinfo text, no kernel needed).
+TEST(Cgroup2RootFlagsTest, KeepsOnlyTheHierarchyWideFlags) {
+  const std::string systemd =
+      "25 1 0:22 / /sys rw,nosuid - sysfs sysfs rw\n"
+      "30 25 0:26 / /sys/fs/cgroup rw,nosuid,nodev,noexec,relatime shared:4 - cgroup2 cgroup2 "
+      "rw,nsdelegate,memory_recursiveprot\n"
+      "31 25 0:27 / /run/x rw - cgroup2 cgroup2 rw,favordynmods\n";
+  EXPECT_EQ(cgroup2RootFlags(systemd), "nsdelegate,memory_recursiveprot");
+  EXPECT_EQ(
+      cgroup2RootFlags("41 31 0:38 / /sys/fs/cgroup/unified rw,relatime - cgroup2 cgroup2 rw\n"),
+      "");
+  EXPECT_EQ(cgroup2RootFlags("25 1 0:22 / /sys rw - sysfs sysfs rw\n"), "");
+}
+
+TEST(MountEntryTest, ParsesAndUnescapesTheFields) {
+  const std::string text =
+      "32 31 0:29 / /sys/fs/cgroup/cpu rw,relatime - cgroup cgroup rw,cpu\n"
+      "39 31 0:36 /sub /mnt/with\\040space rw,relatime shared:9 master:2 - cgroup cgroup "
+      "rw,pids\n";
+  auto e = findMountEntry(text, "cgroup",
+                          [](const MountEntry& m) { return m.super_options == "rw,pids"; });
+  ASSERT_TRUE(e.has_value());
+  EXPECT_EQ(e->root, "/sub");
+  EXPECT_EQ(e->mount_point, "/mnt/with space");
+  EXPECT_EQ(e->fstype, "cgroup");
+  EXPECT_FALSE(findMountEntry(text, "cgroup2").has_value());
 }
 
 TEST(CgroupOverrideTest, DisabledByEnv) {
