@@ -326,7 +326,10 @@ bool NotifyHandler::permit(Call& c, Operation op, std::string_view real_path) {
 bool NotifyHandler::record(Call& c, Operation op, std::string_view real_path,
                            const policy::Decision& decision) {
   const bool deny = decision.verdict == Verdict::Deny;
-  const bool enforce = deny && !options_.audit_mode;
+  // Audit mode enforces nothing but self-protection: the trail and the
+  // policy files stay out of the tree's reach in every mode.
+  const bool enforce =
+      deny && (!options_.audit_mode || decision.rule_id.starts_with("self-protect:"));
 
   if (deny || options_.audit_allows || op == Operation::Exec) {
     AuditEvent& ev = c.event;
@@ -340,7 +343,7 @@ bool NotifyHandler::record(Call& c, Operation op, std::string_view real_path,
     audit_.emit(ev);
     ev.process = nullptr;
   }
-  if (deny) reportDenial(op, real_path, decision);
+  if (deny) reportDenial(op, real_path, decision, enforce);
   if (enforce) {
     finish(c, -EACCES);
     return false;
@@ -348,9 +351,10 @@ bool NotifyHandler::record(Call& c, Operation op, std::string_view real_path,
   return true;
 }
 
-void NotifyHandler::reportDenial(Operation op, std::string_view path, const policy::Decision& d) {
+void NotifyHandler::reportDenial(Operation op, std::string_view path, const policy::Decision& d,
+                                 bool enforced) {
   if (options_.quiet) return;
-  printDenial(options_.audit_mode ? "would deny" : "denied", verb(op),
+  printDenial(enforced ? "denied" : "would deny", verb(op),
               relativeToWorkspace(path, options_.workspace), d.rule_id, d.reason);
 }
 
@@ -860,7 +864,7 @@ void NotifyHandler::handleExec(Call& c, int dirfd, uint64_t path, uint64_t argv_
     if (next != current && options_.on_profile_switch) {
       if (auto st = options_.on_profile_switch(process, current, next); !st) {
         reportDenial(Operation::Exec, target.real_path,
-                     {Verdict::Deny, "profile-switch-failed", st.error().message()});
+                     {Verdict::Deny, "profile-switch-failed", st.error().message()}, true);
         return finish(c, -EACCES);
       }
     }
@@ -876,7 +880,7 @@ void NotifyHandler::handleExec(Call& c, int dirfd, uint64_t path, uint64_t argv_
   if (options_.exec_recheck) {
     if (auto st = options_.exec_recheck->approveExec(c.tid, exec_ids_); !st) {
       reportDenial(Operation::Exec, target.real_path,
-                   {Verdict::Deny, "exec-recheck-unavailable", st.error().message()});
+                   {Verdict::Deny, "exec-recheck-unavailable", st.error().message()}, true);
       return finish(c, -EACCES);
     }
   }

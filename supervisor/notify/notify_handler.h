@@ -131,7 +131,9 @@ class NotifyHandler {
   void finish(Call& call, long rc);
 
   std::string_view profileOf(pid_t tgid);
-  void reportDenial(policy::Operation op, std::string_view path, const policy::Decision& d);
+  // "denied" when the call fails, "would deny" when audit mode lets it run.
+  void reportDenial(policy::Operation op, std::string_view path, const policy::Decision& d,
+                    bool enforced);
 
   const policy::Engine& engine_;
   tracer::NotifyListener& listener_;

@@ -169,6 +169,26 @@ TEST_F(SelfProtect, AuditFileInTheWorkspaceIsOutOfReach) {
   expectAuditFileProtected(ws_ + "/audit.jsonl");
 }
 
+// mode audit enforces nothing else, but the trail stays out of reach: the
+// append fails (deny, EACCES), while a write the policy would deny (.env)
+// goes through as would-deny.
+TEST_F(SelfProtect, AuditModeStillProtectsTheTrail) {
+  const std::string audit = root_ + "/audit.jsonl";
+  auto r = run({kSupervise, "-o", "mode=audit", "--audit-file", audit, "--", "sh", "-c",
+                "echo forged >> '" + audit + "' && exit 9; echo ok > .env || exit 8; exit 0"});
+  ASSERT_EQ(r.status, 0) << r.describe();
+  EXPECT_EQ(slurp(ws_ + "/.env"), "ok\n");
+  EXPECT_FALSE(hasLine(slurp(audit), "forged"));
+  auto events = readEvents(audit);
+  EXPECT_EQ(countDenies(events, "self-protect:audit-file"), 1) << slurp(audit);
+  int would = 0;
+  for (const auto& e : events)
+    would += e.value("decision", "") == "would-deny" && e["rule"].value("id", "") == "deny-write-env";
+  EXPECT_EQ(would, 1) << slurp(audit);
+  EXPECT_NE(r.err.find("supervise: denied write to " + audit), std::string::npos) << r.describe();
+  EXPECT_NE(r.err.find("supervise: would deny write to .env"), std::string::npos) << r.describe();
+}
+
 // /tmp is a writable root of code-sandbox, outside the workspace: still the
 // engine's decision on the user-notify path.
 TEST_F(SelfProtect, AuditFileUnderTmpOutsideTheWorkspaceIsOutOfReach) {
