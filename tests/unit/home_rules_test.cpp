@@ -199,3 +199,19 @@ TEST(HomeRules, FlagsAreBooleansOfTheBasePolicy) {
 
 }  // namespace
 }  // namespace sv::policy
+
+namespace sv::policy {
+namespace {
+
+TEST(HomeRules, SuggestionsNameTheWholeToolchain) {
+  EXPECT_EQ(toolchainRootFor("/home/u", "/home/u/.pyenv/shims/python3"), "/home/u/.pyenv");
+  EXPECT_EQ(toolchainRootFor("/home/u", "/home/u/tools/venv/bin/tool"), "/home/u/tools/venv");
+  EXPECT_EQ(toolchainRootFor("/home/u", "/srv/sdk/bin/go"), "/srv/sdk");
+  EXPECT_EQ(toolchainRootFor("/home/u", "/home/u/notes.txt"), "/home/u/notes.txt");
+  // Never $HOME or above it: ~/bin/x stays the file.
+  EXPECT_EQ(toolchainRootFor("/home/u", "/home/u/bin/x"), "/home/u/bin/x");
+  EXPECT_EQ(toolchainRootFor("/home/u", "/bin/x"), "/bin/x");
+}
+
+}  // namespace
+}  // namespace sv::policy
