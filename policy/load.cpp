@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <set>
 
+#include "policy/env_rules.h"
 #include "policy/json_doc.h"
 #include "policy/path.h"
 #include "policy/presets.h"
@@ -181,7 +182,7 @@ class Loader {
       return;
     }
     checkKeys(root, "", {"version", "mode", "fallback", "filesystem", "exec", "network",
-                         "profiles", "capabilities", "audit"});
+                         "environment", "profiles", "capabilities", "audit"});
     if (auto* v = member(root, "version")) {
       if (!v->is_number_integer() || v->get<long long>() != 1) {
         error("/version", "unsupported version (expected 1)");
@@ -200,6 +201,7 @@ class Loader {
     if (auto* v = member(root, "filesystem")) applyFilesystem(*v, "/filesystem", "", policy_.filesystem);
     if (auto* v = member(root, "exec")) applyExec(*v, "/exec", "", policy_.exec);
     if (auto* v = member(root, "network")) applyNetwork(*v, "/network", "", policy_.network);
+    if (auto* v = member(root, "environment")) applyEnvironment(*v, "/environment");
     if (auto* v = member(root, "profiles")) applyProfiles(*v, "/profiles");
     if (auto* v = member(root, "capabilities")) applyCapabilities(*v, "/capabilities");
     if (auto* v = member(root, "audit")) applyAudit(*v, "/audit");
@@ -209,6 +211,7 @@ class Loader {
   // The layered policy, for validatePolicy() (validate.h).
   Policy take() {
     addHomeRules();
+    addEnvSecrets();
     return std::move(policy_);
   }
 
@@ -246,6 +249,21 @@ class Loader {
         add(fs.deny_read, r, "secrets");
         add(fs.deny_write, r, "secrets");
       }
+  }
+
+  // environment.secrets: the built-in credential names (env_rules.h), after
+  // the user's own deny entries, whatever layer turned the flag on.
+  void addEnvSecrets() {
+    if (!policy_.environment.secrets) return;
+    for (const auto& e : envSecrets()) {
+      EnvRule r;
+      r.id = std::string(e.id);
+      r.reason = std::string(e.reason);
+      r.pattern = std::string(e.pattern);
+      r.name = "environment.secrets " + r.pattern;
+      r.origin = {"builtin", 0, 0};
+      policy_.environment.deny.push_back(std::move(r));
+    }
   }
 
   // ---- diagnostics ----
@@ -556,6 +574,65 @@ class Loader {
     }
   }
 
+  // environment.allow / deny: name globs (model.h EnvRule).
+  void applyEnvList(const json& v, const std::string& ptr, const std::string& section,
+                    std::vector<EnvRule>& dst) {
+    if (!expectArray(v, ptr)) return;
+    if (replaces(ptr)) dst.clear();
+    for (size_t i = 0; i < v.size(); ++i) {
+      RawRule r = rawRule(v[i], pointerAppend(ptr, std::to_string(i)), "name", false);
+      if (!r.ok) continue;
+      if (r.value.find('=') != std::string::npos) {
+        error(r.value_ptr, "\"" + r.value + "\": a variable name cannot contain '='");
+        continue;
+      }
+      if (!checkGlobSyntax(r)) continue;
+      EnvRule rule;
+      rule.id = r.id.empty() ? "environment." + section + ":" + r.value : r.id;
+      rule.reason = r.reason;
+      rule.pattern = r.value;
+      rule.name = "environment." + section + " " + r.value;
+      rule.origin = origin(r.value_ptr);
+      dst.push_back(std::move(rule));
+    }
+  }
+
+  void applyEnvironment(const json& v, const std::string& ptr) {
+    if (!expectObject(v, ptr)) return;
+    EnvironmentRules& env = policy_.environment;
+    checkKeys(v, ptr, {"mode", "secrets", "allow", "deny", "set"});
+    if (auto* m = member(v, "mode")) {
+      if (auto s = enumString(*m, ptr + "/mode", {"denylist", "allowlist"}))
+        env.mode = *s == "allowlist" ? EnvMode::Allowlist : EnvMode::Denylist;
+    }
+    if (auto* x = member(v, "secrets")) {
+      if (x->is_boolean())
+        env.secrets = x->get<bool>();
+      else
+        error(ptr + "/secrets", std::string("expected true or false, got ") + typeName(*x));
+    }
+    if (auto* x = member(v, "allow")) applyEnvList(*x, ptr + "/allow", "allow", env.allow);
+    if (auto* x = member(v, "deny")) applyEnvList(*x, ptr + "/deny", "deny", env.deny);
+    auto* set = member(v, "set");
+    if (!set || !expectObject(*set, ptr + "/set")) return;
+    for (auto it = set->begin(); it != set->end(); ++it) {
+      const std::string ep = pointerAppend(ptr + "/set", it.key());
+      if (it.key().empty() || it.key().find('=') != std::string::npos) {
+        error(ep, "bad variable name \"" + it.key() + "\" (not empty, no '=')", true);
+        continue;
+      }
+      auto value = stringAt(*it, ep);
+      if (!value) continue;
+      auto same = std::find_if(env.set.begin(), env.set.end(),
+                               [&](const EnvSet& s) { return s.name == it.key(); });
+      EnvSet& s = same != env.set.end() ? *same : env.set.emplace_back();
+      s.id = "environment.set:" + it.key();
+      s.name = it.key();
+      s.value = *value;
+      s.origin = origin(ep);
+    }
+  }
+
   void applyProfiles(const json& v, const std::string& ptr) {
     if (!expectObject(v, ptr)) return;
     for (auto it = v.begin(); it != v.end(); ++it) {
@@ -569,7 +646,17 @@ class Loader {
         continue;
       }
       if (!expectObject(*it, pp)) continue;
-      checkKeys(*it, pp, {"filesystem", "exec", "network"});
+      if (it->contains("environment")) {
+        error(pp + "/environment",
+              "a profile cannot change the environment: it is decided once, when the command "
+              "starts, and a process that execs into a profile keeps the environment it has "
+              "(the supervisor does not rewrite an exec's envp); put it in the base policy's "
+              "\"environment\"",
+              true);
+      }
+      json others = *it;  // positions come from the document, not from this copy
+      others.erase("environment");
+      checkKeys(others, pp, {"filesystem", "exec", "network"});
       Profile& prof = policy_.profiles[name];
       if (prof.name.empty()) {
         prof.name = name;

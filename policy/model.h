@@ -20,6 +20,7 @@ namespace sv::policy {
 enum class Mode { Enforce, Audit };
 enum class Fallback { FailClosed, UnsafeHostProcess };
 enum class NetworkMode { None, Localhost, Allowlist, All };
+enum class EnvMode { Denylist, Allowlist };
 
 // Where a rule came from, for `explain` and error messages.
 struct Origin {
@@ -65,6 +66,39 @@ struct SwitchRule {
   Glob glob;
   std::string profile;
   Origin origin;
+};
+
+// environment.allow / environment.deny entry: a glob over a variable's whole
+// name (`*`, `?`, `[...]`; case-sensitive), docs/policy.md "Environment".
+struct EnvRule {
+  std::string id;
+  std::string reason;
+  std::string pattern;  // as written
+  std::string name;     // "environment.deny *_TOKEN"
+  Origin origin;
+};
+
+// environment.set entry: a variable the command always gets, with this value.
+struct EnvSet {
+  std::string id;  // "environment.set:NAME"
+  std::string name;
+  std::string value;
+  Origin origin;
+};
+
+// The command's environment, decided once at launch (env_rules.h). An allow
+// match always keeps a variable; otherwise a deny match strips it; a name
+// neither matches is kept in denylist mode and stripped in allowlist mode.
+// `set` is applied last. Base policy only: a profile is entered at an exec,
+// whose envp the supervisor does not rewrite.
+struct EnvironmentRules {
+  EnvMode mode = EnvMode::Denylist;
+  // environment.secrets: the built-in credential-name list (env_rules.h),
+  // appended to `deny` by the loader after every layer.
+  bool secrets = false;
+  std::vector<EnvRule> allow;
+  std::vector<EnvRule> deny;
+  std::vector<EnvSet> set;  // one entry per name: layer order, name order within a layer
 };
 
 struct FilesystemRules {
@@ -159,6 +193,7 @@ struct Policy {
   FilesystemRules filesystem;
   ExecRules exec;
   NetworkRules network;  // mode always set in the base policy
+  EnvironmentRules environment;
   std::map<std::string, Profile> profiles;
   // The built-in system paths (presets.cpp): readable, resp. writable, under
   // every preset. Kept apart from the user's roots so `explain` can say so.

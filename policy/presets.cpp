@@ -6,6 +6,9 @@
 // readable, never writable. The device list is what shells and tools open for
 // writing as a matter of course (/dev/null above all). /tmp and /var/tmp are
 // readable everywhere and made writable by the code-sandbox preset only.
+// Every preset strips credential-looking variables from the command's
+// environment (environment.secrets, env_rules.h); audit-only, being in audit
+// mode, strips nothing and records what it would strip.
 #include "policy/presets.h"
 
 namespace sv::policy {
@@ -37,6 +40,7 @@ constexpr std::string_view kCodeSandbox = R"json({
     ]
   },
   "network": {"mode": "localhost"},
+  "environment": {"mode": "denylist", "secrets": true},
   "audit": {"level": "decisions", "format": "native"}
 }
 )json";
@@ -52,6 +56,7 @@ constexpr std::string_view kAuditOnly = R"json({
     ]
   },
   "network": {"mode": "all"},
+  "environment": {"mode": "denylist", "secrets": true},
   "audit": {"level": "all", "format": "native"}
 }
 )json";
@@ -77,6 +82,7 @@ constexpr std::string_view kStrict = R"json({
     ]
   },
   "network": {"mode": "none"},
+  "environment": {"mode": "denylist", "secrets": true},
   "audit": {"level": "decisions", "format": "native"}
 }
 )json";

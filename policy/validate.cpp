@@ -104,6 +104,12 @@ std::shared_ptr<Policy> validatePolicy(Policy policy, const LoadRequest& req,
   collectFs(p.filesystem, "");
   collectExec(p.exec, "");
   collectNet(p.network, "");
+  for (auto* list : {&p.environment.allow, &p.environment.deny})
+    for (const auto& r : *list)
+      ids.push_back({r.id, &r.origin,
+                     std::string(list == &p.environment.allow ? "environment.allow|"
+                                                              : "environment.deny|") +
+                         r.pattern});
   for (const auto& [name, prof] : p.profiles) {
     std::string pre = "profiles." + name + ".";
     collectFs(prof.filesystem, pre);

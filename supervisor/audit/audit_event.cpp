@@ -127,6 +127,31 @@ void writeSelfProtected(JsonWriter& w, EventText& text,
   w.endArray();
 }
 
+void writeEnvironment(JsonWriter& w, const SessionEnvironment& env) {
+  w.key("environment");
+  w.beginObject();
+  w.key("applied");
+  w.boolean(env.applied);
+  w.key(env.applied ? "removed" : "would_remove");
+  w.beginArray();
+  for (const auto& r : env.removed) {
+    w.beginObject();
+    putString(w, "name", r.name);
+    w.key("rule");
+    w.beginObject();
+    w.member("id", r.rule_id);
+    w.member("reason", r.reason);
+    w.endObject();
+    w.endObject();
+  }
+  w.endArray();
+  w.key("set");
+  w.beginArray();
+  for (const auto& n : env.set) w.string(n);
+  w.endArray();
+  w.endObject();
+}
+
 void writeTarget(JsonWriter& w, const AuditEvent& e) {
   if (e.target.pid < 0) return;
   w.key("target");
@@ -292,6 +317,7 @@ void writeSessionPart(JsonWriter& w, EventText& text, const AuditEvent& e,
                                           nlohmann::json::error_handler_t::replace));
     }
     writeSelfProtected(w, text, e.session.self_protected);
+    writeEnvironment(w, e.session.environment);
     putString(w, "agent_version", session.agent_version);
     w.memberNumber("supervisor_pid", getpid());
   }
@@ -648,7 +674,8 @@ std::string encodeDropped(const SessionInfo& session, timespec time, uint64_t co
 AuditEvent sessionStartEvent(std::vector<std::string> command, nlohmann::ordered_json policy,
                              std::vector<std::string> backends,
                              nlohmann::ordered_json backend_matrix,
-                             std::vector<SelfProtectedPath> self_protected) {
+                             std::vector<SelfProtectedPath> self_protected,
+                             SessionEnvironment environment) {
   AuditEvent e;
   e.category = "session";
   e.operation = "start";
@@ -657,6 +684,7 @@ AuditEvent sessionStartEvent(std::vector<std::string> command, nlohmann::ordered
   e.session.backends = std::move(backends);
   e.session.backend_matrix = std::move(backend_matrix);
   e.session.self_protected = std::move(self_protected);
+  e.session.environment = std::move(environment);
   return e;
 }
 

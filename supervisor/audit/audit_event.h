@@ -25,7 +25,8 @@ namespace sv::supervisor {
 
 // 1.1: event_id, host{name,boot_id}, agent, syscall.arch, rule.name, parent.
 // 1.2: truncated.
-inline constexpr std::string_view kAuditSchemaVersion = "1.5";
+// 1.6: session.environment.
+inline constexpr std::string_view kAuditSchemaVersion = "1.6";
 
 // Constant for the whole session; written into every event.
 struct SessionInfo {
@@ -60,6 +61,19 @@ struct SelfProtectedPath {
   std::string path;    // as the rule matches it (a glob only for spool files)
   std::string access;  // "write" or "read-write"
   bool operator==(const SelfProtectedPath&) const = default;
+};
+
+// What the session did to the command's environment (session start
+// `environment`; docs/policy.md, "Environment"): names, never values.
+struct RemovedEnvVar {
+  std::string name;
+  std::string rule_id, reason;
+  bool operator==(const RemovedEnvVar&) const = default;
+};
+struct SessionEnvironment {
+  bool applied = true;  // false in audit mode: `removed` were kept ("would_remove")
+  std::vector<RemovedEnvVar> removed;
+  std::vector<std::string> set;  // names environment.set gave a value
 };
 
 struct AuditEvent {
@@ -103,6 +117,7 @@ struct AuditEvent {
     // sessionHostCaps), null when unset: rows of {id,label,used,enforceable,backend,detail}.
     nlohmann::ordered_json backend_matrix;
     std::vector<SelfProtectedPath> self_protected;
+    SessionEnvironment environment;
     bool has_exit = false;
     ExitStatus exit;
     bool has_counters = false;
@@ -134,7 +149,8 @@ std::string encodeDropped(const SessionInfo& session, timespec time, uint64_t co
 AuditEvent sessionStartEvent(std::vector<std::string> command, nlohmann::ordered_json policy,
                              std::vector<std::string> backends,
                              nlohmann::ordered_json backend_matrix = nullptr,
-                             std::vector<SelfProtectedPath> self_protected = {});
+                             std::vector<SelfProtectedPath> self_protected = {},
+                             SessionEnvironment environment = {});
 AuditEvent sessionEndEvent(ExitStatus exit, const AuditCounters& counters);
 
 // Helpers, exposed for tests and for the other output formats.

@@ -52,6 +52,17 @@ Json network(const policy::NetworkRules& n) {
   return o;
 }
 
+// Names only for `set`: the policy's values stay out of the audit trail (a
+// value may be a credential the user hands the command on purpose).
+Json environment(const policy::EnvironmentRules& e) {
+  Json set = Json::array();
+  for (const auto& s : e.set) set.push_back(s.name);
+  return {{"mode", e.mode == policy::EnvMode::Allowlist ? "allowlist" : "denylist"},
+          {"allow", rules(e.allow)},
+          {"deny", rules(e.deny)},
+          {"set", std::move(set)}};
+}
+
 const char* auditLevel(policy::AuditLevel l) {
   switch (l) {
     case policy::AuditLevel::Deny: return "deny";
@@ -80,6 +91,7 @@ nlohmann::ordered_json effectivePolicyJson(const policy::Policy& p) {
   j["filesystem"] = filesystem(p.filesystem);
   j["exec"] = exec(p.exec);
   j["network"] = network(p.network);
+  j["environment"] = environment(p.environment);
   j["profiles"] = std::move(profiles);
   j["capabilities"] = p.keep_capabilities;
   Json redact = Json::array();

@@ -1,5 +1,6 @@
 // `supervise explain [policy flags] [--json] read|write|exec|connect|socket TARGET
 //                    [--as-exe PATH] [--profile NAME]`
+// `supervise explain [policy flags] [--json] env NAME`  (kept = allow, stripped = deny)
 // `supervise explain [policy flags] [--json] --audit-file F EVENT_ID`
 // `supervise explain [policy flags] [--json] -`        (one audit line on stdin)
 //
@@ -25,6 +26,7 @@
 #include <nlohmann/json.hpp>
 
 #include "policy/engine.h"
+#include "policy/env_rules.h"
 #include "policy/home_rules.h"
 #include "policy/path.h"
 #include "supervisor/audit/redact.h"
@@ -470,7 +472,11 @@ int report(const ExplainArgs& args, const policy::Policy& pol, const policy::Exp
   if (!e.decision.reason.empty())
     std::printf("  reason: %s\n", std::string(e.decision.reason).c_str());
   if (audit && deny)
-    std::printf("  mode:   audit (the operation would proceed and be recorded as would-deny)\n");
+    std::fputs(op == "env"
+                   ? "  mode:   audit (the command keeps it; the start event lists it in "
+                     "session.environment.would_remove)\n"
+                   : "  mode:   audit (the operation would proceed and be recorded as would-deny)\n",
+               stdout);
   std::printf("chain:\n");
   for (const auto& s : e.chain) {
     std::printf("  %s %s%s%s\n", s.matched ? "=>" : "  ", s.rule_id.c_str(),
@@ -489,7 +495,8 @@ int fail(const std::string& message) {
 }
 
 int runExplain(const ExplainArgs& args) {
-  static const std::vector<std::string> kOps = {"read", "write", "exec", "connect", "socket"};
+  static const std::vector<std::string> kOps = {"read", "write", "exec", "connect", "socket",
+                                                "env"};
   const bool is_op = std::find(kOps.begin(), kOps.end(), args.words[0]) != kOps.end();
   if (is_op != (args.words.size() == 2)) {
     return fail(is_op ? "\"" + args.words[0] + "\" needs a TARGET"
@@ -530,6 +537,15 @@ int runExplain(const ExplainArgs& args) {
     return kExitError;
   }
   const std::shared_ptr<const policy::Policy> loaded = effective->policy;
+  if (!event && args.words[0] == "env") {
+    // Decided once at launch for the whole tree: no profile, no binary.
+    if (!args.profile.empty() || !args.as_exe.empty())
+      return fail("env takes no --profile or --as-exe: the environment is decided once, when the "
+                  "command starts, for the whole tree");
+    const std::string& name = args.words[1];
+    return report(args, *loaded, policy::explainEnv(*loaded, name), "env", name, "", nullptr,
+                  nullptr, "");
+  }
   policy::Engine engine(loaded);
   if (event) {
     std::string why;
@@ -603,7 +619,8 @@ void registerExplain(CLI::App& app, CommandContext& ctx) {
   args->policy.addTo(*sub);
   sub->add_option("what", args->words,
                   "OPERATION TARGET (read|write|exec|connect|socket, a path or ip:port / "
-                  "[v6]:port / host:port, or an address family such as vsock or netlink:audit), or EVENT_ID (SEQ or SESSION:SEQ, with --audit-file), or - (one "
+                  "[v6]:port / host:port, or an address family such as vsock or netlink:audit; "
+                  "or env NAME: whether the command keeps that environment variable), or EVENT_ID (SEQ or SESSION:SEQ, with --audit-file), or - (one "
                   "audit line on stdin)")
       ->required()
       ->expected(1, 2);
@@ -619,6 +636,7 @@ void registerExplain(CLI::App& app, CommandContext& ctx) {
       "  supervise explain write .env\n"
       "  supervise explain --profile git connect github.com:22\n"
       "  supervise explain socket vsock\n"
+      "  supervise explain env GITHUB_TOKEN\n"
       "  supervise explain --audit-file audit.jsonl 17\n"
       "  tail -n1 audit.jsonl | supervise explain -");
   sub->callback([&ctx, args] {

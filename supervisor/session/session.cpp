@@ -21,6 +21,7 @@
 
 #include "policy/compile.h"
 #include "policy/engine.h"
+#include "policy/env_rules.h"
 #include "supervisor/audit/audit_log.h"
 #include "supervisor/audit/policy_json.h"
 #include "supervisor/host/feature_matrix.h"
@@ -171,6 +172,7 @@ struct SessionState {
   sigset_t old_mask{};
   UniqueFd sigfd;
   LaunchSpec spec;
+  SessionEnvironment environment;  // what the launch did to the command's environment
   std::optional<Launched> launched;
 
   // network
@@ -332,7 +334,16 @@ StepResult launchCommand(SessionState& s) {
   LaunchSpec& spec = s.spec;
   spec.exe = s.exe;
   spec.argv = s.options.command;
-  for (char** e = environ; *e; ++e) spec.env.emplace_back(*e);
+  // environment.*: decided once, here; the start event names what went
+  // (env_rules.h). A later exec keeps what the tree passes it.
+  std::vector<std::string> inherited;
+  for (char** e = environ; *e; ++e) inherited.emplace_back(*e);
+  policy::EnvFilterResult env = policy::filterEnvironment(s.policy, inherited);
+  spec.env = std::move(env.env);
+  s.environment.applied = env.applied;
+  s.environment.set = std::move(env.set);
+  for (auto& r : env.removed)
+    s.environment.removed.push_back({std::move(r.name), std::move(r.rule_id), std::move(r.reason)});
   spec.cgroup_fd = s.cgroup ? s.cgroup->dirFd() : -1;
   spec.pids_cgroup_tasks_fd = s.pids_v1 ? s.pids_v1->tasksFd() : -1;
   spec.landlock_ruleset_fd = s.ruleset ? s.ruleset.get() : -1;
@@ -507,7 +518,7 @@ StepResult emitSessionStart(SessionState& s) {
   AuditEvent start = sessionStartEvent(
       s.options.command, effectivePolicyJson(s.policy), std::move(backends),
       nlohmann::ordered_json(featureRowsJson(featureMatrix(caps, s.policy))),
-      selfProtectedPaths(s.policy));
+      selfProtectedPaths(s.policy), s.environment);
   s.audit->emit(start);
   return kNext;
 }

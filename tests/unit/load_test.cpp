@@ -4,18 +4,13 @@
 
 #include "policy/load.h"
 #include "policy/presets.h"
+#include "tests/unit/load_request.h"
 
 namespace sv::policy {
 namespace {
 
-LoadRequest request(std::string text, std::string preset = "none") {
-  LoadRequest r;
-  r.preset = std::move(preset);
-  if (!text.empty()) r.files.push_back({"p.json", std::move(text)});
-  r.workspace = "/ws";
-  r.home = "/home/u";
-  return r;
-}
+using test_util::all;
+using test_util::request;
 
 std::vector<std::string> errors(const LoadResult& res) {
   std::vector<std::string> out;
@@ -28,12 +23,6 @@ std::vector<std::string> warnings(const LoadResult& res) {
   for (const auto& d : res.diagnostics)
     if (d.warning) out.push_back(d.format());
   return out;
-}
-
-std::string all(const LoadResult& res) {
-  std::string s;
-  for (const auto& d : res.diagnostics) s += d.format() + "\n";
-  return s;
 }
 
 TEST(Load, PresetsAreValidAndWarningFree) {
@@ -168,7 +157,7 @@ TEST(Load, EachValidationErrorWithPosition) {
   const ErrorCase cases[] = {
       {"unknown top key", "{\n  \"modes\": \"audit\"\n}",
        "p.json:2:3: error: unknown key \"modes\" in the policy (expected one of: version, mode, "
-       "fallback, filesystem, exec, network, profiles, capabilities, audit)"},
+       "fallback, filesystem, exec, network, environment, profiles, capabilities, audit)"},
       {"unknown nested key", "{\"filesystem\": {\"readRoots\": []}}",
        "p.json:1:17: error: unknown key \"readRoots\" in \"filesystem\" (expected one of: "
        "readableRoots, writableRoots, denyRead, denyWrite, toolchains, caches, secrets)"},

@@ -38,6 +38,9 @@ void writeEventId(JsonWriter& w, const SessionInfo& session, std::string_view ki
 // "self_protected": [{"id","path","access"}, ...] of a session start record.
 void writeSelfProtected(JsonWriter& w, EventText& text,
                         const std::vector<SelfProtectedPath>& paths);
+// "environment": {"applied", "removed"|"would_remove": [{"name","rule":{"id","reason"}}],
+// "set": [names]} of a session start record.
+void writeEnvironment(JsonWriter& w, const SessionEnvironment& env);
 
 }  // namespace sv::supervisor
 

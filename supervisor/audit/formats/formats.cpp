@@ -63,6 +63,7 @@ void writeSessionDetails(JsonWriter& w, EventText& text, const AuditEvent& e) {
   if (e.operation == "start") {
     putArgv(w, text, "command", e.session.command);
     writeSelfProtected(w, text, e.session.self_protected);
+    writeEnvironment(w, e.session.environment);
   }
   if (e.session.has_exit) {
     w.memberNumber("exit_code", e.session.exit.code);

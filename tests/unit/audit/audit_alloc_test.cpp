@@ -210,6 +210,9 @@ TEST(AuditAlloc, EncoderMatchesTheNlohmannEncoderByteForByte) {
       e = sessionStartEvent({randomString(rng, weird), randomString(rng, weird)},
                             nlohmann::json{{"name", "x"}, {"workspace", "/w"}},
                             {"seccomp", "landlock"});
+      e.session.environment = {rng() % 2 == 0,
+                               {{randomString(rng, weird), "env-secret:token", "looks like a token"}},
+                               {"LANG"}};
     } else {
       ExitStatus x;
       if (rng() % 2) {

@@ -65,7 +65,11 @@ TEST(AuditSchemaTest, EveryEventKindValidates) {
     log.emit(sessionStartEvent({"make", "-j2", "\xff"}, effectivePolicyJson(*loaded.policy),
                                {"seccomp", "landlock"}, matrix,
                                {{"self-protect:audit-file", "/ws/a\xff.jsonl", "write"},
-                                {"self-protect:audit-spool", "/var/tmp/supervise-spool-*", "write"}}));
+                                {"self-protect:audit-spool", "/var/tmp/supervise-spool-*", "write"}},
+                               {true,
+                                {{"GITHUB_TOKEN", "env-secret:github-token", "GitHub token"},
+                                 {"X\xff_TOKEN", "env-secret:token", "looks like a token"}},
+                                {"LANG"}}));
     ProcessInfo p;
     p.pid = 10;
     p.tid = 11;
@@ -166,6 +170,9 @@ TEST(AuditSchemaTest, EveryEventKindValidates) {
   // truncated last but for chain (the stream is chained: audit.chain).
   EXPECT_NE(all.find(R"("truncated":true,"chain":")"), std::string::npos);
   EXPECT_NE(all.find(R"("self_protected":[{"id":"self-protect:audit-file")"), std::string::npos);
+  EXPECT_NE(all.find(R"("environment":{"applied":true,"removed":[{"name":"GITHUB_TOKEN","rule":{"id":"env-secret:github-token","reason":"GitHub token"}},{"name":"X)"),
+            std::string::npos);
+  EXPECT_NE(all.find(R"(_TOKEN","name_b64":")"), std::string::npos);
   EXPECT_NE(all.find(R"("argv_b64":[)"), std::string::npos);
   EXPECT_EQ(runValidator(path, "file,exec,network,process,session:start,session:end,session:dropped"),
             0);
@@ -177,7 +184,7 @@ TEST(AuditSchemaTest, TheValidatorRejectsABadEvent) {
   UniqueFd tmp(mkstemp(path));
   ASSERT_TRUE(tmp);
   const std::string bad =
-      R"({"schema_version":"1.5","seq":1,"time":"2026-11-29T10:33:11Z","event_id":"x",)"
+      R"({"schema_version":"1.6","seq":1,"time":"2026-11-29T10:33:11Z","event_id":"x",)"
       R"("session_id":"s","host":{"name":"h","boot_id":""},"agent":{"name":"supervise",)"
       R"("version":"1"},"category":"file","operation":"open","decision":"maybe"})"
       "\n";
@@ -234,7 +241,9 @@ void writeStream(AuditFormat format, const std::string& path) {
     ASSERT_TRUE(log.addFileSink(path).ok());
     log.emit(sessionStartEvent({"make", "-j2", "\xff", "--token=x"},
                                effectivePolicyJson(*loaded.policy), {"seccomp", "landlock"},
-                               nullptr, {{"self-protect:audit-file", "/ws/audit.jsonl", "write"}}));
+                               nullptr, {{"self-protect:audit-file", "/ws/audit.jsonl", "write"}},
+                               {false, {{"A\xff_SECRET", "env-secret:secret", "looks like a secret"}},
+                                {}}));
     for (const AuditEvent& e : stream->events) log.emit(e);
     log.finish(ExitStatus::fromWaitStatus(SIGKILL));
   }

@@ -169,6 +169,19 @@ std::string legacyEncodeEvent(const AuditEvent& e, const SessionInfo& session, u
           paths.push_back(std::move(o));
         }
         s["self_protected"] = std::move(paths);
+        const SessionEnvironment& env = e.session.environment;
+        Json removed = Json::array();
+        for (const auto& r : env.removed) {
+          Json o = Json::object();
+          putString(o, "name", r.name);
+          o["rule"] = {{"id", r.rule_id}, {"reason", r.reason}};
+          removed.push_back(std::move(o));
+        }
+        Json envj = Json::object();
+        envj["applied"] = env.applied;
+        envj[env.applied ? "removed" : "would_remove"] = std::move(removed);
+        envj["set"] = stringArray(env.set);
+        s["environment"] = std::move(envj);
         putString(s, "agent_version", session.agent_version);
         s["supervisor_pid"] = int(getpid());
       }
