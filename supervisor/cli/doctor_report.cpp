@@ -4,6 +4,10 @@
 #include <cstdarg>
 #include <cstdio>
 
+#include "policy/env_rules.h"
+
+extern char** environ;
+
 namespace sv::supervisor {
 namespace {
 
@@ -78,6 +82,29 @@ std::string homeRulesText(const policy::Policy &p) {
   return "\nhome (filesystem.toolchains, caches, secrets; derived from this environment)\n" + out;
 }
 
+// What environment.* would strip from this environment (names, never values).
+policy::EnvFilterResult currentEnvFilter(const policy::Policy &p) {
+  std::vector<std::string> env;
+  for (char **e = environ; e && *e; ++e) env.emplace_back(*e);
+  return policy::filterEnvironment(p, env);
+}
+
+std::string environmentText(const policy::Policy &p) {
+  const policy::EnvFilterResult f = currentEnvFilter(p);
+  if (f.removed.empty()) return "";
+  std::string out = std::string("\nenvironment (") + (f.applied ? "stripped" : "would strip") +
+                    " from this environment; explain env NAME says why)\n";
+  for (const auto &r : f.removed) appendf(out, "  %-30s %s\n", r.name.c_str(), r.rule_id.c_str());
+  return out;
+}
+
+nlohmann::json environmentJson(const policy::Policy &p) {
+  const policy::EnvFilterResult f = currentEnvFilter(p);
+  nlohmann::json removed = nlohmann::json::array();
+  for (const auto &r : f.removed) removed.push_back({{"name", r.name}, {"rule", r.rule_id}});
+  return {{"applied", f.applied}, {"removed", removed}, {"set", f.set}};
+}
+
 nlohmann::json homeRulesJson(const policy::Policy &p) {
   auto list = [](const std::vector<policy::PathRule> &rules, bool present) {
     nlohmann::json out = nlohmann::json::array();
@@ -135,6 +162,7 @@ nlohmann::json doctorJson(const HostReport &host, const PolicySummary &s, const 
             {"fallback", fallbackName(p.fallback)},
             {"network", networkName(p.network.mode.value_or(NetworkMode::All))}}},
           {"home", homeRulesJson(p)},
+          {"environment", environmentJson(p)},
           {"features", features},
           {"fully_enforceable", fullyEnforceable(rows)}};
 }
@@ -148,7 +176,7 @@ std::string doctorText(const HostReport &host, const PolicySummary &s, const pol
   }
   out += "\npolicy: " + policyLine(s) + "\n";
   appendRows(out, rows);
-  out += homeRulesText(p);
+  out += homeRulesText(p) + environmentText(p);
   return out + "\n" + verdictLine(s, rows);
 }
 
@@ -169,7 +197,7 @@ std::string statusText(const PolicySummary &s, const policy::Policy &p,
   appendf(out, "%-10s %s\n", "network", networkName(p.network.mode.value_or(NetworkMode::All)));
   out += "engines\n";
   appendRows(out, rows);
-  out += homeRulesText(p);
+  out += homeRulesText(p) + environmentText(p);
   return out + verdictLine(s, rows);
 }
 

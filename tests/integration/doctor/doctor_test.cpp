@@ -299,6 +299,26 @@ TEST_F(DoctorBinaryTest, LandlockDisabledExitsOneAndSaysWhy) {
   EXPECT_TRUE(std::regex_search(r.out, std::regex(R"(\n  missing +Landlock +no)"))) << r.out;
 }
 
+// doctor names what the preset derives from this environment: the home rules
+// and the variables it strips (names only, never values).
+TEST_F(DoctorBinaryTest, ShowsTheStrippedVariablesByNameOnly) {
+  if (auto why = needsRoot(); !why.empty()) GTEST_SKIP() << "needs root: " << why;
+  CliRun r = runSupervise(cwd(), env() + " GITHUB_TOKEN=ghp_doctor_value", "doctor --json");
+  ASSERT_TRUE(r.exit_code == 0 || r.exit_code == 1) << r.out;
+  EXPECT_EQ(r.out.find("ghp_doctor_value"), std::string::npos) << r.out;
+  nlohmann::json j = nlohmann::json::parse(r.out, nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << r.out;
+  ASSERT_TRUE(j.contains("home")) << r.out;
+  ASSERT_TRUE(j["environment"]["applied"].get<bool>()) << r.out;
+  bool stripped = false;
+  for (const auto &e : j["environment"]["removed"])
+    stripped |= e["name"] == "GITHUB_TOKEN" && e["rule"] == "env-secret:github-token";
+  EXPECT_TRUE(stripped) << j["environment"].dump();
+  CliRun text = runSupervise(cwd(), env() + " GITHUB_TOKEN=ghp_doctor_value", "doctor");
+  EXPECT_NE(text.out.find("\n  GITHUB_TOKEN "), std::string::npos) << text.out;
+  EXPECT_EQ(text.out.find("ghp_doctor_value"), std::string::npos) << text.out;
+}
+
 TEST_F(DoctorBinaryTest, JsonParsesAndHasTheKeys) {
   if (auto why = needsRoot(); !why.empty()) GTEST_SKIP() << "needs root: " << why;
   CliRun r = runSupervise(cwd(), env(), "doctor --json");
