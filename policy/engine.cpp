@@ -83,6 +83,11 @@ const PathRule* firstMatch(const std::vector<PathRule>& rules, std::string_view 
 }
 
 Decision fromRule(Verdict v, const PathRule& r) { return {v, r.id, r.reason, r.name}; }
+Decision selfProtection(const PathRule& r) {
+  Decision d = fromRule(Verdict::Deny, r);
+  d.binding = true;
+  return d;
+}
 
 const Profile* findProfile(const Policy& p, std::string_view name) {
   if (name.empty()) return nullptr;
@@ -113,8 +118,7 @@ const PathRule* selfProtected(const std::vector<PathRule>& rules, std::string_vi
 }
 
 Decision decideRead(const Policy& p, const Profile* prof, std::string_view path, Tracer& t) {
-  if (auto* r = selfProtected(p.self_protect.deny_read, path, t))
-    return fromRule(Verdict::Deny, *r);
+  if (auto* r = selfProtected(p.self_protect.deny_read, path, t)) return selfProtection(*r);
   if (prof) {
     if (auto* r = firstMatch(prof->filesystem.deny_read, path, t, "denyRead", prof))
       return fromRule(Verdict::Deny, *r);
@@ -136,8 +140,7 @@ Decision decideRead(const Policy& p, const Profile* prof, std::string_view path,
 }
 
 Decision decideWrite(const Policy& p, const Profile* prof, std::string_view path, Tracer& t) {
-  if (auto* r = selfProtected(p.self_protect.deny_write, path, t))
-    return fromRule(Verdict::Deny, *r);
+  if (auto* r = selfProtected(p.self_protect.deny_write, path, t)) return selfProtection(*r);
   if (prof) {
     if (auto* r = firstMatch(prof->filesystem.deny_write, path, t, "denyWrite", prof))
       return fromRule(Verdict::Deny, *r);

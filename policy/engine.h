@@ -58,7 +58,9 @@ struct Decision {
   std::string_view reason;
   std::string_view name;  // audit rule.name: "filesystem.denyWrite .env", "network.mode none"
   // In audit mode the verdict is still the policy's; callers allow and
-  // record "would-deny".
+  // record "would-deny" — unless `binding`: a self-protection denial holds in
+  // every mode (docs/policy.md, "Self-protection").
+  bool binding = false;
 };
 
 // What audit events show of a rule besides its id (see RuleText lookups below).

@@ -326,10 +326,9 @@ bool NotifyHandler::permit(Call& c, Operation op, std::string_view real_path) {
 bool NotifyHandler::record(Call& c, Operation op, std::string_view real_path,
                            const policy::Decision& decision) {
   const bool deny = decision.verdict == Verdict::Deny;
-  // Audit mode enforces nothing but self-protection: the trail and the
-  // policy files stay out of the tree's reach in every mode.
-  const bool enforce =
-      deny && (!options_.audit_mode || decision.rule_id.starts_with("self-protect:"));
+  // Audit mode enforces nothing but self-protection (Decision::binding): the
+  // trail and the policy files stay out of the tree's reach in every mode.
+  const bool enforce = deny && (!options_.audit_mode || decision.binding);
 
   if (deny || options_.audit_allows || op == Operation::Exec) {
     AuditEvent& ev = c.event;
