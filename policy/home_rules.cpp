@@ -93,6 +93,13 @@ const std::vector<Layout>& cacheLayouts() {
   return kLayouts;
 }
 
+// "~/x" → home/x; an absolute path stays; anything else is not a place ("").
+std::string expandHome(std::string_view home, std::string_view p) {
+  if (p.starts_with("~/")) return normalizePath(home, p.substr(2));
+  if (p.starts_with("/")) return normalizePath("/", p);
+  return "";
+}
+
 std::string parentPath(const std::string& p) {
   const size_t slash = p.rfind('/');
   return slash == 0 || slash == std::string::npos ? "/" : p.substr(0, slash);
@@ -130,12 +137,7 @@ class Deriver {
     return it == f_.env.end() ? "" : it->second;
   }
 
-  // "~/x" → $HOME/x; absolute stays; anything else is not a place.
-  std::string expand(std::string_view p) const {
-    if (p.starts_with("~/")) return normalizePath(f_.home, p.substr(2));
-    if (p.starts_with("/")) return normalizePath("/", p);
-    return "";
-  }
+  std::string expand(std::string_view p) const { return expandHome(f_.home, p); }
 
   // Readable already: a system path or a toolchain root.
   bool readable(const std::string& path) const {
@@ -230,13 +232,11 @@ class Deriver {
 
 std::string toolchainRootFor(std::string_view home, std::string_view program) {
   const std::string path = normalizePath("/", program);
-  auto expand = [&](std::string_view d) {
-    return d.starts_with("~/") ? normalizePath(home, d.substr(2)) : std::string(d);
-  };
   std::string root;
   for (const auto& l : toolchainLayouts())
     for (auto d : l.defaults)
-      if (!home.empty() && isUnder(path, expand(d))) root = expand(d);
+      if (const std::string place = expandHome(home, d); !home.empty() && isUnder(path, place))
+        root = place;
   if (root.empty()) {
     const std::string in = installRoot(path);
     root = in != parentPath(path) ? in : path;  // no bin/: the file alone

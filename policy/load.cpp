@@ -233,7 +233,7 @@ class Loader {
       // No path in the name: the BPF LSM learns only the id and looks the
       // name up by it (self_protect.cpp); the event's path says which.
       rule.name = "filesystem." + std::string(section) + " " + r.id;
-      rule.origin = {"environment", 0, 0};
+      rule.origin = {std::string(kDerivedOrigin), 0, 0};
       rule.absent_at_load = !r.present;
       if (!Glob::compile(escapeGlob(r.path), &rule.glob, nullptr, nullptr, true)) return;
       dst.push_back(std::move(rule));

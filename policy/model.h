@@ -10,6 +10,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "policy/cidr.h"
@@ -24,10 +25,15 @@ enum class EnvMode { Denylist, Allowlist };
 
 // Where a rule came from, for `explain` and error messages.
 struct Origin {
-  std::string file;  // policy file path, "preset:<name>", "-o", or "env:<VAR>"
+  std::string file;  // policy file path, "preset:<name>", "-o", "env:<VAR>", or kDerivedOrigin
   int line = 0;      // 1-based; 0 when not from a file
   int column = 0;
+  // Derived at launch from the environment (filesystem.toolchains / caches /
+  // secrets, home_rules.h), not written in any policy text.
+  bool derived() const;
 };
+inline constexpr std::string_view kDerivedOrigin = "environment";
+inline bool Origin::derived() const { return file == kDerivedOrigin; }
 
 // A filesystem or exec rule: a root (directory prefix) or a glob.
 struct PathRule {

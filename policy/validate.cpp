@@ -17,10 +17,6 @@ std::string where(const Origin& o) {
 }
 
 bool fromPreset(const Origin& o) { return o.file.starts_with("preset:"); }
-// Derived at launch (filesystem.toolchains/caches/secrets): not the user's
-// text, so nothing in it to point at; a secret outside every root is the
-// expected case (it names the denial).
-bool derived(const Origin& o) { return o.file == "environment"; }
 
 // Two globs can touch the same path when one literal prefix lies under the other.
 bool overlaps(const Glob& a, const Glob& b) {
@@ -120,7 +116,7 @@ std::shared_ptr<Policy> validatePolicy(Policy policy, const LoadRequest& req,
     for (size_t j = 0; j < i; ++j) {
       if (ids[i].id != ids[j].id) continue;
       // A derived secret is one id on its denyRead and its denyWrite rule.
-      if (derived(*ids[i].origin) && derived(*ids[j].origin)) break;
+      if (ids[i].origin->derived() && ids[j].origin->derived()) break;
       if (ids[i].key == ids[j].key) {
         if (ids[i].origin->file == ids[j].origin->file) {
           errorAtOrigin(*ids[i].origin, "duplicate entry (same as " + where(*ids[j].origin) + ")",
@@ -175,7 +171,9 @@ std::shared_ptr<Policy> validatePolicy(Policy policy, const LoadRequest& req,
   }
   auto denyNeverFires = [&](const std::vector<PathRule>& deny, const char* what, bool write) {
     for (const auto& d : deny) {
-      if (fromPreset(d.origin) || derived(d.origin)) continue;
+      // A derived rule is not the user's text: nothing in it to point at, and
+      // a secret outside every root is the expected case (it names the denial).
+      if (fromPreset(d.origin) || d.origin.derived()) continue;
       bool reachable = false;
       auto check = [&](const std::vector<PathRule>& roots) {
         for (const auto& r : roots) reachable = reachable || overlaps(r.glob, d.glob);

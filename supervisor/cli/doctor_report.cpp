@@ -63,15 +63,13 @@ std::string verdictLine(const PolicySummary &s, const std::vector<FeatureRow> &r
   return out + "\n";
 }
 
-bool derived(const policy::PathRule &r) { return r.origin.file == "environment"; }
-
 // The rules filesystem.toolchains / caches / secrets derived here
 // (policy/home_rules.h): the roots, the secrets that exist, what was left out.
 std::string homeRulesText(const policy::Policy &p) {
   std::string out;
   auto list = [&](const std::vector<policy::PathRule> &rules, const char *what, bool present) {
     for (const auto &r : rules)
-      if (derived(r) && (!present || !r.absent_at_load))
+      if (r.origin.derived() && (!present || !r.absent_at_load))
         appendf(out, "  %-8s %-30s %s\n", what, r.id.c_str(), r.pattern.c_str());
   };
   list(p.filesystem.readable_roots, "read+x", false);
@@ -109,7 +107,7 @@ nlohmann::json homeRulesJson(const policy::Policy &p) {
   auto list = [](const std::vector<policy::PathRule> &rules, bool present) {
     nlohmann::json out = nlohmann::json::array();
     for (const auto &r : rules)
-      if (derived(r) && (!present || !r.absent_at_load))
+      if (r.origin.derived() && (!present || !r.absent_at_load))
         out.push_back({{"id", r.id}, {"path", r.pattern}, {"reason", r.reason}});
     return out;
   };
