@@ -55,12 +55,20 @@ std::string selfProtectReason(std::string_view what) {
   if (what == "binary") return "the supervise binary is out of the tree's reach";
   if (what == "bpf-pins") return "supervise's BPF pins are out of the tree's reach";
   if (what == "runtime-state") return "supervise's runtime state is out of the tree's reach";
+  if (what == "process-memory")
+    return "process memory is not written through /proc/PID/mem: it would write read-only "
+           "pages (code, the ptrace backend's scratch region)";
   return "supervise's own files are out of the tree's reach";
 }
 
 SelfProtection selfProtection(const Policy& policy, const std::vector<SelfProtectPath>& extra) {
   Builder b;
   for (const auto& p : extra) b.addPath(p);
+  // /proc/PID/mem writes pages the mappings forbid (code, and the ptrace
+  // backend's read-only scratch region, tracer/ptrace/scratch.h): no
+  // backend lets the tree write process memory that way, whatever its roots.
+  for (const char* mem : {"/proc/*/mem", "/proc/*/task/*/mem"})
+    b.add("process-memory", mem, mem, "", false);
   for (const auto& sink : policy.audit.sinks) {
     if (sink.type == "file" && !sink.path.empty()) {
       b.addPath({"audit-file", sink.path, "", false});

@@ -187,6 +187,32 @@ bool testDisabled(std::string_view feature) {
   return false;
 }
 
+namespace {
+
+// The ptrace backend's needs: the RET_TRACE action, and ptrace not switched
+// off (Yama's ptrace_scope 3); that PTRACE_SEIZE works is proven by the
+// session itself (TraceThread::start).
+void probeTrace(HostFeatures& f) {
+  if (testDisabled("ptrace")) {
+    f.notes.push_back(std::string("ptrace: ") + kDisabledByTest);
+    return;
+  }
+  uint32_t action = SECCOMP_RET_TRACE;
+  if (syscall(SYS_seccomp, SECCOMP_GET_ACTION_AVAIL, 0, &action) != 0) {
+    f.notes.push_back(std::string("ptrace: SECCOMP_RET_TRACE unavailable: ") + std::strerror(errno));
+    return;
+  }
+  char scope[8] = {};
+  if (readFilePrefix("/proc/sys/kernel/yama/ptrace_scope", scope, sizeof scope) > 0 &&
+      scope[0] == '3') {
+    f.notes.push_back("ptrace: disabled by Yama (kernel.yama.ptrace_scope = 3)");
+    return;
+  }
+  f.seccomp_trace = true;
+}
+
+}  // namespace
+
 HostFeatures probeHostForSession() {
   HostFeatures f;
   if (testDisabled("seccomp-notify")) {
@@ -202,6 +228,7 @@ HostFeatures probeHostForSession() {
     // the command's first notified syscall is answered.
     f.notify_addfd = f.seccomp_notify;
   }
+  probeTrace(f);
   probeLandlock(f);
   // cgroup_writable: proven (or not) by creating the session's cgroup.
   f.cgroup_writable = findCgroup2(f);
@@ -212,6 +239,7 @@ HostFeatures probeHostForSession() {
 HostFeatures probeHost() {
   HostFeatures f;
   probeSeccomp(f);
+  probeTrace(f);
   probeLandlock(f);
   probeCgroup(f);
   if (testDisabled("bpf")) f.notes.push_back(std::string("bpf: ") + kDisabledByTest);

@@ -26,6 +26,7 @@ struct HostFeatures {
   bool seccomp_notify = false;      // filter with SECCOMP_FILTER_FLAG_NEW_LISTENER installs
   bool notify_addfd = false;        // SECCOMP_IOCTL_NOTIF_ADDFD with SECCOMP_ADDFD_FLAG_SEND
   bool notify_sync_wakeup = false;  // SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP accepted
+  bool seccomp_trace = false;       // SECCOMP_RET_TRACE and ptrace usable: the ptrace backend
   int landlock_abi = 0;             // 0 = unavailable
   std::string cgroup2_mount;        // empty = no cgroup2 hierarchy found
   bool cgroup2_by_supervise = false;  // none was mounted: supervise's own (kCgroup2MountDir)

@@ -50,9 +50,11 @@ void registerRun(CLI::App& app, CommandContext& ctx) {
   app.add_flag("-q,--quiet", args->session.quiet, "no 'supervise: denied ...' lines on stderr");
   app.add_option("--backend", args->session.backend,
                  "who decides files, exec and connect: auto (bpf-lsm where the kernel runs it, "
-                 "else host), host (Landlock + seccomp user-notify), bpf-lsm (exit 125 where "
-                 "unavailable)")
-      ->check(CLI::IsMember({"auto", "host", "bpf-lsm"}))
+                 "else host; ptrace where seccomp user-notify is missing), host (Landlock + "
+                 "seccomp user-notify), bpf-lsm, ptrace (seccomp stops answered by a tracer); "
+                 "exit 125 where the one asked for is unavailable")
+      ->check(CLI::IsMember({"auto", "host", "bpf-lsm", "ptrace"}))
+      ->envname("SUPERVISE_BACKEND")
       ->allow_extra_args(false);
   app.add_option("command", args->session.command, "the command to run, after --");
   app.callback([&app, &ctx, args] {

@@ -21,7 +21,12 @@ std::string why(const HostCaps &c, const std::string &key, const std::string &wh
 }  // namespace
 
 std::vector<FeatureRow> featureMatrix(const HostCaps &c, const policy::Policy &p) {
-  const bool notify = c.seccomp_notify && c.notify_addfd;
+  const bool user_notify = c.seccomp_notify && c.notify_addfd;
+  // The syscalls the policy must see stop in user space: through user-notify,
+  // or, where that is missing, at the ptrace backend's seccomp stops.
+  const bool ptrace = c.ptrace_backend || (!user_notify && c.seccomp_trace);
+  const bool notify = ptrace ? c.seccomp_trace : user_notify;
+  const std::string med = ptrace ? "ptrace" : "seccomp-notify";
   const bool landlock = c.landlock_abi > 0;
   // The network filter reports through a ring buffer: it can't load without
   // one.
@@ -43,10 +48,16 @@ std::vector<FeatureRow> featureMatrix(const HostCaps &c, const policy::Policy &p
     rows.push_back({std::move(id), std::move(label), used, ok, ok ? std::move(backend) : "",
                     ok ? std::move(good) : std::move(bad)});
   };
-  rows.push_back({"backend", "backend (--backend auto)", true, true, lsm ? "bpf-lsm" : "host",
+  rows.push_back({"backend", "backend (--backend auto)", true, true,
+                  lsm ? "bpf-lsm" : ptrace ? "ptrace" : "host",
                   lsm ? "files, exec and connect decided by BPF LSM programs in the kernel "
                         "(if every hook's program loads; else host); user-notify keeps link, "
                         "utimes and xattr calls"
+                  : ptrace
+                      ? "Landlock + seccomp stops answered by a ptrace tracer + cgroup-bpf" +
+                            (c.ptrace_backend ? std::string(" (--backend ptrace)")
+                                              : ", because " + why(c, "seccomp_notify",
+                                                                   "seccomp user-notify"))
                       : "Landlock + seccomp user-notify + cgroup-bpf, because " +
                             why(c, "bpf_lsm", "bpf-lsm")});
   // The session refuses to start without these, whatever the policy says.
@@ -55,9 +66,16 @@ std::vector<FeatureRow> featureMatrix(const HostCaps &c, const policy::Policy &p
                                 : "session cgroup, killed pid by pid (no cgroup.kill)") +
           (c.cgroup2_note.empty() ? "" : "; " + c.cgroup2_note),
       why(c, "cgroup", "session cgroup"));
-  row("syscall_mediation", "syscall mediation", true, notify, "seccomp-notify",
-      "write opens and execs decided in user space, fds injected with ADDFD",
-      why(c, "seccomp_notify", "seccomp user-notify with ADDFD"));
+  if (ptrace)
+    row("syscall_mediation", "syscall mediation", true, notify, "ptrace",
+        "write opens and execs decided at seccomp stops (PTRACE_EVENT_SECCOMP); an allowed "
+        "open runs on the decided path from a read-only scratch page, an exec is checked "
+        "again on the binary loaded",
+        why(c, "ptrace", "seccomp with ptrace"));
+  else
+    row("syscall_mediation", "syscall mediation", true, notify, "seccomp-notify",
+        "write opens and execs decided in user space, fds injected with ADDFD",
+        why(c, "seccomp_notify", "seccomp user-notify with ADDFD"));
   if (lsm) {
     // What bpf-lsm decides in the kernel, each with no round trip.
     row("file_roots", "file roots", true, true, "bpf-lsm",
@@ -72,14 +90,14 @@ std::vector<FeatureRow> featureMatrix(const HostCaps &c, const policy::Policy &p
     row("file_roots", "file roots", true, landlock, "landlock",
         "read/write roots in the kernel (ABI " + std::to_string(c.landlock_abi) + ")",
         why(c, "landlock", "Landlock"));
-    row("deny_globs", "deny globs", deny_globs, notify && landlock, "seccomp-notify",
+    row("deny_globs", "deny globs", deny_globs, notify && landlock, med,
         "globs inside allowed roots decided per open; Landlock is the floor",
         !notify ? why(c, "seccomp_notify", "seccomp user-notify")
                 : why(c, "landlock", "Landlock (the floor under raced decisions)"));
-    row("exec_rules", "exec rules", exec_rules, notify && landlock, "seccomp-notify",
+    row("exec_rules", "exec rules", exec_rules, notify && landlock, med,
         "execve/execveat decided in user space; Landlock EXECUTE on the roots",
         !notify ? why(c, "seccomp_notify", "seccomp user-notify") : why(c, "landlock", "Landlock"));
-    row("profiles", "profiles", !p.profiles.empty(), notify, "seccomp-notify",
+    row("profiles", "profiles", !p.profiles.empty(), notify, med,
         "profile switched on exec, tracked per process by the supervisor",
         why(c, "seccomp_notify", "seccomp user-notify"));
   }
@@ -97,7 +115,7 @@ std::vector<FeatureRow> featureMatrix(const HostCaps &c, const policy::Policy &p
                   "no network filter is loaded"});
   const bool net_events = mode == NetworkMode::All || c.bpf_ringbuf;
   row("audit", "audit events", true, notify && net_events,
-      mode == NetworkMode::All ? "seccomp-notify" : "seccomp-notify + cgroup-bpf",
+      mode == NetworkMode::All ? med : med + " + cgroup-bpf",
       std::string(p.mode == policy::Mode::Audit ? "mode audit: would-deny recorded, nothing "
                                                   "enforced; "
                                                 : "") +
@@ -120,7 +138,7 @@ std::vector<FeatureRow> featureMatrix(const HostCaps &c, const policy::Policy &p
           : "unrecorded: Landlock ABI " + std::to_string(c.landlock_abi) +
                 " writes no audit records (ABI 7, Linux 6.15)");
   row("audit.seccomp_denials", "kernel denials: seccomp", false,
-      c.kernel_audit && c.seccomp_notify, "kernel-audit", audit_how,
+      c.kernel_audit && (c.seccomp_notify || c.ptrace_backend), "kernel-audit", audit_how,
       !c.kernel_audit ? "unrecorded: " + audit_why : "unrecorded: no seccomp filter");
   return rows;
 }
@@ -147,7 +165,10 @@ HostCaps sessionHostCaps(const SessionSetup &setup) {
       if (n.starts_with(prefix)) return n.substr(prefix.size());
     return std::string(fallback);
   };
-  c.seccomp_notify = host.seccomp_notify && setup.seccomp_filter;
+  c.seccomp_notify = host.seccomp_notify && setup.seccomp_filter && !setup.ptrace;
+  c.ptrace_backend = setup.ptrace;
+  c.seccomp_trace = host.seccomp_trace && setup.ptrace && setup.seccomp_filter;
+  if (!c.seccomp_trace) c.why["ptrace"] = note("ptrace: ", "unavailable");
   // ADDFD|SEND is confirmed on the listener after launch; a session that
   // lacks it stops there (session.cpp), so one that runs has it.
   c.notify_addfd = host.notify_addfd;

@@ -22,6 +22,8 @@ struct HostCaps {
   bool seccomp_notify = false;
   bool notify_addfd = false;
   bool notify_sync_wakeup = false;
+  bool seccomp_trace = false;   // SECCOMP_RET_TRACE and ptrace: the ptrace backend can run
+  bool ptrace_backend = false;  // the session runs it (else: auto takes it without user-notify)
   int landlock_abi = 0;
   bool cgroup2 = false;
   std::string cgroup2_mount;          // where the hierarchy is mounted, "" when nowhere
@@ -67,6 +69,7 @@ bool fullyEnforceable(const std::vector<FeatureRow> &rows);
 struct SessionSetup {
   tracer::HostFeatures host;  // probeHostForSession() (or probeHost() for the unsafe fallback)
   bool seccomp_filter = false;    // a filter was built (installed at launch)
+  bool ptrace = false;            // the ptrace backend answers it
   bool landlock_ruleset = false;  // a ruleset was built
   int cgroup_dir_fd = -1;         // the session cgroup, -1 when none
   std::string cgroup_error;

@@ -203,6 +203,8 @@ HostReport probeDoctorHost() {
   c.seccomp_notify = f.seccomp_notify;
   c.notify_addfd = f.notify_addfd;
   c.notify_sync_wakeup = f.notify_sync_wakeup;
+  c.seccomp_trace = f.seccomp_trace;
+  if (!c.seccomp_trace) c.why["ptrace"] = note("ptrace: ");
   c.landlock_abi = f.landlock_abi;
   setCgroup2(c, f, private_cgroup2);
   c.cgroup_writable = f.cgroup_writable;
@@ -220,6 +222,12 @@ HostReport probeDoctorHost() {
       c.notify_addfd ? "yes" : "no", "with SECCOMP_ADDFD_FLAG_SEND (fd injection)");
   add(r, "seccomp.sync_wake_up", "  SYNC_WAKE_UP", okIf(c.notify_sync_wakeup),
       c.notify_sync_wakeup ? "yes" : "no", "SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP (lower latency)");
+  // The fallback where user-notify is missing (--backend ptrace).
+  add(r, "seccomp.ptrace", "seccomp with ptrace", c.seccomp_trace ? CheckState::Ok : CheckState::Info,
+      c.seccomp_trace ? "yes" : "no",
+      c.seccomp_trace ? "SECCOMP_RET_TRACE available: the ptrace backend can run here "
+                        "(--backend ptrace; auto takes it where user-notify is missing)"
+                      : c.why["ptrace"]);
 
   if (c.landlock_abi > 0) {
     for (const auto &b : kFsRights)

@@ -49,13 +49,22 @@ void Supervision::addTimer(uint64_t period_ms, Callback fn) {
 
 void Supervision::atStop(Callback fn) { at_stop_.push_back(std::move(fn)); }
 
-void Supervision::watchChild(pid_t pid, int pidfd) {
+void Supervision::watchChild(pid_t pid, int fd,
+                             std::function<std::optional<siginfo_t>()> reaped) {
   child_pid_ = pid;
-  child_pidfd_ = pidfd;
-  watchReadable(pidfd, [this] { onChildReadable(); });
+  child_pidfd_ = fd;
+  child_reaped_ = std::move(reaped);
+  watchReadable(fd, [this] { onChildReadable(); });
 }
 
 void Supervision::onChildReadable() {
+  if (child_reaped_) {
+    if (auto info = child_reaped_()) {
+      exit_ = *info;
+      uv_stop(&loop_);
+    }
+    return;
+  }
   siginfo_t info{};
   if (::waitid(P_PIDFD, static_cast<id_t>(child_pidfd_), &info, WEXITED | WNOHANG) != 0 ||
       info.si_pid == 0)

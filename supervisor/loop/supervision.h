@@ -40,8 +40,12 @@ class Supervision {
   // drain of an event ring.
   void atStop(Callback fn);
 
-  // The loop stops when the command (pid, via its pidfd) exits.
-  void watchChild(pid_t pid, int pidfd);
+  // The loop stops when the command (pid) exits: when `fd` (its pidfd) is
+  // readable and waitid() on it has the status; or, given `reaped`, when
+  // `fd` is readable and `reaped` has it (someone else waits for the
+  // command: the ptrace backend's tracing thread).
+  void watchChild(pid_t pid, int fd,
+                  std::function<std::optional<siginfo_t>()> reaped = nullptr);
   // Signals read from `sigfd` (a signalfd) are relayed to the command unless
   // intercepted: an intercepted signal sent to supervise runs `fn` instead.
   void watchSignals(int sigfd);
@@ -73,6 +77,7 @@ class Supervision {
   std::map<int, Callback> intercepted_;
   pid_t child_pid_ = -1;
   int child_pidfd_ = -1;
+  std::function<std::optional<siginfo_t>()> child_reaped_;
   int signal_fd_ = -1;
   std::optional<siginfo_t> exit_;
 };

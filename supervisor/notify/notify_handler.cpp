@@ -80,7 +80,7 @@ pid_t threadGroupOf(pid_t tid) { return static_cast<pid_t>(statusField(tid, "Tgi
 // The fields every user-notify decision event has; `err` is returned when enforced.
 void fillDecision(AuditEvent& ev, const seccomp_data& data, const char* category,
                   const char* operation, const char* syscall, const policy::Decision& decision,
-                  bool enforce, int err) {
+                  bool enforce, int err, const char* enforced_by) {
   const bool deny = decision.verdict == Verdict::Deny;
   ev.category = category;
   ev.operation = operation;
@@ -88,7 +88,7 @@ void fillDecision(AuditEvent& ev, const seccomp_data& data, const char* category
   ev.syscall_nr = data.nr;
   ev.arch = data.arch;
   ev.decision = !deny ? "allow" : enforce ? "deny" : "would-deny";
-  ev.enforced_by = "seccomp";
+  ev.enforced_by = enforced_by;
   ev.err = enforce ? err : 0;
   ev.rule_id.assign(decision.rule_id);
   ev.rule_reason.assign(decision.reason);
@@ -110,9 +110,9 @@ struct NotifyHandler::Call {
   bool answered = false;
 };
 
-NotifyHandler::NotifyHandler(const policy::Engine& engine, tracer::NotifyListener& listener,
+NotifyHandler::NotifyHandler(const policy::Engine& engine, SyscallAnswer& answer,
                              AuditLog& audit, NotifyOptions options)
-    : engine_(engine), listener_(listener), audit_(audit), options_(std::move(options)) {
+    : engine_(engine), answer_(answer), audit_(audit), options_(std::move(options)) {
   has_profiles_ = !engine_.policy().profiles.empty();
   raw_.reserve(kPathMax);
   abs_.reserve(2 * kPathMax + 2);  // a base directory of up to PATH_MAX, plus the argument
@@ -120,20 +120,24 @@ NotifyHandler::NotifyHandler(const policy::Engine& engine, tracer::NotifyListene
 
 void NotifyHandler::handleOne() {
   seccomp_notif* req = nullptr;
-  auto got = listener_.receive(req);
+  auto got = answer_.listener()->receive(req);
   if (!got.ok() || !*got) return;
+  handle(*req);
+}
+
+void NotifyHandler::handle(const seccomp_notif& req) {
   event_.reset();
-  Call call{.req = *req, .tid = static_cast<pid_t>(req->pid), .event = event_};
+  Call call{.req = req, .tid = static_cast<pid_t>(req.pid), .event = event_};
   try {
     dispatch(call);
   } catch (...) {
     // Out of memory or similar: fail this syscall, never unwind into libuv.
-    if (!call.answered) (void)listener_.respondErrno(req->id, ENOMEM);
+    if (!call.answered) answer_.fail(req.id, ENOMEM);
     call.answered = true;
   }
   if (!call.answered) {
     // A syscall we asked for but do not emulate: fail closed rather than hang the target.
-    (void)listener_.respondErrno(req->id, ENOSYS);
+    answer_.fail(req.id, ENOSYS);
   }
   ++handled_;
 }
@@ -171,7 +175,7 @@ bool NotifyHandler::resolveTarget(Call& c, int dirfd, uint64_t path, bool follow
   const int err = errno;
   // The tid may be reused once the target is gone: trust the fd only while
   // the notification is live.
-  if (!listener_.idValid(c.req.id)) {
+  if (!answer_.pending(c.req.id)) {
     if (obj >= 0) ::close(obj);
     c.answered = true;
     return false;
@@ -191,7 +195,7 @@ bool NotifyHandler::readPath(Call& c, uint64_t addr, std::string* out) {
   auto len = tracer::readTargetString(c.tid, addr, buf, sizeof buf);
   // The pid in the notification may be reused once the target is gone:
   // anything read from it is trusted only if the notification is still live.
-  if (!listener_.idValid(c.req.id)) {
+  if (!answer_.pending(c.req.id)) {
     c.answered = true;  // nothing left to answer
     return false;
   }
@@ -332,7 +336,8 @@ bool NotifyHandler::record(Call& c, Operation op, std::string_view real_path,
 
   if (deny || options_.audit_allows || op == Operation::Exec) {
     AuditEvent& ev = c.event;
-    fillDecision(ev, c.req.data, c.category, c.operation, c.syscall, decision, enforce, EACCES);
+    fillDecision(ev, c.req.data, c.category, c.operation, c.syscall, decision, enforce, EACCES,
+                 answer_.enforcedBy());
     if (ev.category == std::string_view("exec"))
       ev.exec.path.assign(real_path);
     else
@@ -361,9 +366,9 @@ void NotifyHandler::finish(Call& c, long rc) {
   if (c.answered) return;
   c.answered = true;
   if (rc < 0)
-    (void)listener_.respondErrno(c.req.id, static_cast<int>(-rc));
+    answer_.fail(c.req.id, static_cast<int>(-rc));
   else
-    (void)listener_.respondValue(c.req.id, rc);
+    answer_.value(c.req.id, rc);
 }
 
 
@@ -391,7 +396,7 @@ void NotifyHandler::handleOpen(Call& c, int dirfd, uint64_t path, int flags, uns
   if (!readPath(c, path, &raw_)) return;
   if (c.tgid == 0) c.tgid = c.tid;
   const Operation op = write ? Operation::Write : Operation::Read;
-  if (resolve_flags == 0 && !tmpfile && fastEligible(raw_) &&
+  if (answer_.listener() && resolve_flags == 0 && !tmpfile && fastEligible(raw_) &&
       lexicalTargetPath(c.tid, c.tgid, dirfd, raw_, abs_) && !abs_.starts_with("/proc/")) {
     const policy::Decision decision = decide(c, op, abs_);
     if (decision.verdict == Verdict::Allow) {
@@ -417,6 +422,10 @@ void NotifyHandler::handleOpen(Call& c, int dirfd, uint64_t path, int flags, uns
     if ((attempt == 0 || target.real_path != c.event.file.path) &&
         !permit(c, op, target.real_path))
       return;
+    if (!answer_.listener()) {
+      if (!target.object && !creat) return finish(c, -ENOENT);
+      return openInTarget(c, target, flags, mode);
+    }
 
     const int base_flags = flags & static_cast<int>(kOpenFlags);
     if (tmpfile) {
@@ -472,7 +481,7 @@ void NotifyHandler::injectOpened(Call& c, int fd, int flags, const Reopen* reope
   // blocking open on a thread of its own, which answers when it completes.
   if (fd == -ENXIO && reopen && !(flags & O_NONBLOCK)) {
     c.answered = true;
-    const int dup_listener = ::fcntl(listener_.fd(), F_DUPFD_CLOEXEC, 0);
+    const int dup_listener = ::fcntl(answer_.listener()->fd(), F_DUPFD_CLOEXEC, 0);
     const uint64_t id = c.req.id;
     const bool cloexec = (flags & O_CLOEXEC) != 0;
     try {
@@ -496,7 +505,7 @@ void NotifyHandler::injectOpened(Call& c, int fd, int flags, const Reopen* reope
       }).detach();
     } catch (...) {
       ::close(dup_listener);
-      (void)listener_.respondErrno(id, EAGAIN);
+      answer_.fail(id, EAGAIN);
     }
     return;
   }
@@ -506,8 +515,53 @@ void NotifyHandler::injectOpened(Call& c, int fd, int flags, const Reopen* reope
   // status flags; O_NONBLOCK absent clears it).
   if (!(flags & O_NONBLOCK))
     (void)::fcntl(fd, F_SETFL, flags & (O_APPEND | O_ASYNC | O_DIRECT | O_NOATIME));
-  (void)listener_.addFd(c.req.id, owned.get(), (flags & O_CLOEXEC) != 0, true);
+  (void)answer_.listener()->addFd(c.req.id, owned.get(), (flags & O_CLOEXEC) != 0, true);
   c.answered = true;  // ADDFD|SEND answered it, or the target is gone
+}
+
+// The fd of `tid` that holds the anonymous object `object` ("pipe:[N]",
+// "anon_inode:[eventfd]") open with access mode `accmode`; -1 if none.
+static int heldFdOf(pid_t tid, std::string_view object, int accmode) {
+  char dir[64];
+  std::snprintf(dir, sizeof dir, "/proc/%d/fd", tid);
+  std::unique_ptr<DIR, int (*)(DIR*)> fds(::opendir(dir), ::closedir);
+  if (!fds) return -1;
+  while (const dirent* e = ::readdir(fds.get())) {
+    if (e->d_name[0] == '.') continue;
+    char link[320], target[256];
+    std::snprintf(link, sizeof link, "%s/%s", dir, e->d_name);
+    const ssize_t n = ::readlink(link, target, sizeof target);
+    if (n < 0 || std::string_view(target, size_t(n)) != object) continue;
+    char info[320], buf[512];
+    std::snprintf(info, sizeof info, "/proc/%d/fdinfo/%s", tid, e->d_name);
+    const ssize_t got = readFilePrefix(info, buf, sizeof buf);
+    if (got < 0) continue;
+    auto flags = procStatusNumber<long>(std::string_view(buf, size_t(got)), "flags", 0, 8);
+    if (flags && (*flags & O_ACCMODE) == accmode) return std::atoi(e->d_name);
+  }
+  return -1;
+}
+
+void NotifyHandler::openInTarget(Call& c, const ResolvedPath& target, int flags, unsigned mode) {
+  if (target.object && isAnonymous(target.real_path)) {
+    // Reopening a held pipe through /proc/PID/fd gives a new file of the
+    // same pipe; a dup of the target's own fd with that access mode is the
+    // same grant and needs no path the kernel would walk again. A socket
+    // can't be reopened at all (ENXIO, as the kernel says).
+    if (target.real_path.starts_with("socket:")) return finish(c, -ENXIO);
+    const int fd = heldFdOf(c.tid, target.real_path, flags & O_ACCMODE);
+    if (fd < 0) return finish(c, -EACCES);
+    c.answered = true;
+    return answer_.dupHeld(c.req.id, fd, (flags & O_CLOEXEC) != 0);
+  }
+  // A name can't reach an unlinked file (its /proc path ends " (deleted)").
+  struct stat st;
+  if (target.object && ::fstat(target.object.get(), &st) == 0 && st.st_nlink == 0 &&
+      !S_ISDIR(st.st_mode))
+    return finish(c, -ENOENT);
+  if (target.real_path.empty() || target.real_path[0] != '/') return finish(c, -ENOENT);
+  c.answered = true;
+  answer_.openExactly(c.req.id, target.real_path, flags, mode);
 }
 
 void NotifyHandler::handleOpenat2(Call& c, const DecodedCall& d) {
@@ -780,7 +834,7 @@ void NotifyHandler::handleXattr(Call& c, int fd, uint64_t path, uint64_t name_ad
 }
 
 bool NotifyHandler::noteExecFile(Call& c, int object_fd) {
-  if (!options_.exec_recheck) return true;
+  if (!rechecksExec()) return true;
   // Identified as the kernel will see it at exec (s_dev, i_ino). Not
   // identifiable means the re-check would kill it: refuse it here instead.
   auto id = tracer::execFileIdOf(object_fd);
@@ -883,12 +937,12 @@ void NotifyHandler::handleExec(Call& c, int dirfd, uint64_t path, uint64_t argv_
       return finish(c, -EACCES);
     }
   }
-  if (!listener_.idValid(c.req.id)) {
+  if (!answer_.pending(c.req.id)) {
     c.answered = true;
     return;
   }
   c.answered = true;
-  (void)listener_.respondContinue(c.req.id);
+  answer_.execIf(c.req.id, exec_ids_);
 }
 
 // socket(2)/socketpair(2) of a family the filter does not allow in the kernel
@@ -910,7 +964,8 @@ void NotifyHandler::handleSocket(Call& c, const DecodedCall& d) {
   const std::string family = policy::socketFamilyName(d.family);
   if (deny || options_.audit_allows) {
     AuditEvent& ev = c.event;
-    fillDecision(ev, c.req.data, "network", "socket", c.syscall, decision, enforce, EPERM);
+    fillDecision(ev, c.req.data, "network", "socket", c.syscall, decision, enforce, EPERM,
+                 answer_.enforcedBy());
     ev.network.family = family;
     if (d.family == policy::kFamilyNetlink) ev.network.proto = policy::netlinkProtocolName(d.protocol);
     auto process = processes_.lookup(c.tgid, c.tid);
@@ -927,7 +982,7 @@ void NotifyHandler::handleSocket(Call& c, const DecodedCall& d) {
   }
   if (enforce) return finish(c, -EPERM);
   c.answered = true;
-  (void)listener_.respondContinue(c.req.id);
+  answer_.proceed(c.req.id);
 }
 
 }  // namespace sv::supervisor

@@ -26,6 +26,7 @@
 #include "supervisor/notify/notify_decode.h"
 #include "supervisor/audit/audit_log.h"
 #include "supervisor/proc/process_info.h"
+#include "supervisor/notify/syscall_answer.h"
 #include "supervisor/notify/target_path.h"
 #include "tracer/seccomp/notify.h"
 #include "tracer/bpf/proc_tracker.h"
@@ -55,11 +56,15 @@ struct NotifyOptions {
 
 class NotifyHandler {
  public:
-  NotifyHandler(const policy::Engine& engine, tracer::NotifyListener& listener, AuditLog& audit,
+  NotifyHandler(const policy::Engine& engine, SyscallAnswer& answer, AuditLog& audit,
                 NotifyOptions options);
 
-  // Receives and answers one pending notification. Never throws.
+  // Receives and answers one pending notification from answer.listener().
+  // Never throws.
   void handleOne();
+  // Decides and answers one request (a user-notify one, or one a tracer made
+  // of a seccomp stop). Never throws.
+  void handle(const seccomp_notif& req);
 
   uint64_t handled() const { return handled_; }
 
@@ -91,6 +96,7 @@ class NotifyHandler {
   bool permitInterpreters(Call& call, const ResolvedPath& binary);
   // Adds the file at object_fd to the exec's approval (with a re-check);
   // answers EACCES and returns false when it can't be identified.
+  bool rechecksExec() const { return options_.exec_recheck || !answer_.listener(); }
   bool noteExecFile(Call& call, int object_fd);
 
   // Reads a path argument and resolves it; on failure answers the syscall
@@ -127,6 +133,9 @@ class NotifyHandler {
   // Hands an fd opened for the target to it (ADDFD|SEND); see the .cpp for
   // why `fd` was opened O_NONBLOCK and what `reopen` (may be null) is for.
   void injectOpened(Call& call, int fd, int flags, const Reopen* reopen);
+  // Without a listener (ptrace): the decided open runs in the target itself
+  // (SyscallAnswer::openExactly, or dupHeld for a held pipe or socket).
+  void openInTarget(Call& call, const ResolvedPath& target, int flags, unsigned mode);
   // Answers with the result of an emulated syscall (rc < 0: -errno).
   void finish(Call& call, long rc);
 
@@ -136,7 +145,7 @@ class NotifyHandler {
                     bool enforced);
 
   const policy::Engine& engine_;
-  tracer::NotifyListener& listener_;
+  SyscallAnswer& answer_;
   AuditLog& audit_;
   NotifyOptions options_;
   ProcessCache processes_;

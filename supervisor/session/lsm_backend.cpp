@@ -66,6 +66,7 @@ std::optional<BackendChoice> parseBackendChoice(std::string_view text) {
   if (text == "auto") return BackendChoice::Auto;
   if (text == "host") return BackendChoice::Host;
   if (text == "bpf-lsm") return BackendChoice::BpfLsm;
+  if (text == "ptrace") return BackendChoice::Ptrace;
   return std::nullopt;
 }
 
@@ -117,7 +118,8 @@ Result<std::unique_ptr<LsmBackend>> LsmBackend::select(
     BackendChoice choice, std::shared_ptr<const policy::Policy> policy,
     const policy::CompiledPolicy& compiled, const std::string& cgroup_dir,
     const LsmBackendOptions& options, std::string* why_not) {
-  if (choice == BackendChoice::Host) return std::unique_ptr<LsmBackend>();
+  if (choice == BackendChoice::Host || choice == BackendChoice::Ptrace)
+    return std::unique_ptr<LsmBackend>();
   auto unavailable = [&](std::string why) -> Result<std::unique_ptr<LsmBackend>> {
     if (choice == BackendChoice::BpfLsm) return Error{ENOTSUP, "bpf-lsm backend: " + why};
     if (why_not) *why_not = std::move(why);

@@ -34,9 +34,9 @@
 
 namespace sv::supervisor {
 
-enum class BackendChoice { Auto, Host, BpfLsm };
+enum class BackendChoice { Auto, Host, BpfLsm, Ptrace };
 
-// "auto" | "host" | "bpf-lsm"; nullopt for anything else.
+// "auto" | "host" | "bpf-lsm" | "ptrace"; nullopt for anything else.
 std::optional<BackendChoice> parseBackendChoice(std::string_view text);
 
 inline constexpr std::string_view kEnforcedByBpfLsm = "bpf-lsm";

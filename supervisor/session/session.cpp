@@ -35,6 +35,8 @@
 #include "supervisor/proc/process_events.h"
 #include "supervisor/session/launcher.h"
 #include "supervisor/session/lsm_backend.h"
+#include "supervisor/ptrace/trace_thread.h"
+#include "tracer/ptrace/trace_filter.h"
 #include "supervisor/session/watchdog.h"
 #include "tracer/bpf/net_filter.h"
 #include "tracer/capabilities.h"
@@ -74,12 +76,16 @@ std::string probeNote(const tracer::HostFeatures& host, std::string_view prefix,
 }
 
 std::vector<Requirement> requirements(const policy::Policy& policy,
-                                      const tracer::HostFeatures& host, bool cgroup_ok,
+                                      const tracer::HostFeatures& host, bool ptrace, bool cgroup_ok,
                                       const std::string& cgroup_detail, bool net_ok,
                                       const std::string& net_detail) {
   std::vector<Requirement> out;
-  out.push_back({"seccomp user-notify", host.seccomp_notify && host.notify_addfd,
-                 probeNote(host, "seccomp-notify: ", "unavailable")});
+  if (ptrace)
+    out.push_back({"seccomp with ptrace (--backend ptrace)", host.seccomp_trace,
+                   probeNote(host, "ptrace: ", "unavailable")});
+  else
+    out.push_back({"seccomp user-notify", host.seccomp_notify && host.notify_addfd,
+                   probeNote(host, "seccomp-notify: ", "unavailable")});
   out.push_back({"Landlock", host.landlock_abi > 0, probeNote(host, "landlock: ", "unavailable")});
   out.push_back({"a session cgroup (cgroup v2)", cgroup_ok,
                  cgroup_detail.empty() ? probeNote(host, "cgroup: ", "unavailable") : cgroup_detail});
@@ -160,6 +166,7 @@ struct SessionState {
   std::string cgroup_error;
   std::optional<tracer::PidsCgroupV1> pids_v1;
   std::unique_ptr<LsmBackend> lsm;
+  bool ptrace = false;  // the ptrace backend: seccomp stops answered by a tracer
   std::optional<ProcTrackerLoad> proc;
 
   // confinement and launch
@@ -193,8 +200,11 @@ struct SessionState {
   Supervision supervision;
   ProcessCache processes;
   std::optional<tracer::NotifyListener> listener;
+  std::optional<ListenerAnswer> listener_answer;
+  std::optional<PtraceAnswer> ptrace_answer;
   std::optional<NotifyHandler> handler;
   std::unique_ptr<NotifyThread> notify_thread;  // declared after handler: stops first
+  std::unique_ptr<TraceThread> trace_thread;    // the same, under ptrace
   std::optional<ProcessEvents> proc_events;
   std::optional<NetEventAuditor> net_events;
 
@@ -265,8 +275,9 @@ StepResult createCgroup(SessionState& s) {
 // Process tracking and the exec re-check load on a thread meanwhile
 // (process_events.h).
 StepResult chooseBackend(SessionState& s) {
+  const BackendChoice choice = parseBackendChoice(s.options.backend).value_or(BackendChoice::Auto);
   auto chosen = LsmBackend::select(
-      parseBackendChoice(s.options.backend).value_or(BackendChoice::Auto), s.options.policy,
+      choice, s.options.policy,
       s.compiled, s.cgroup ? s.cgroup->path() : std::string(),
       LsmBackendOptions::forSession(s.policy, s.options.quiet));
   if (!chosen) {
@@ -275,6 +286,14 @@ StepResult chooseBackend(SessionState& s) {
     return kExitSupervisorError;
   }
   s.lsm = std::move(*chosen);
+  // ptrace: asked for, or the fallback where user-notify is missing.
+  s.ptrace = choice == BackendChoice::Ptrace ||
+             (choice == BackendChoice::Auto && !s.lsm && !s.host.seccomp_notify &&
+              s.host.seccomp_trace);
+  if (s.ptrace && choice == BackendChoice::Auto)
+    say("note: seccomp user-notify is unavailable here (" +
+        probeNote(s.host, "seccomp-notify: ", "unavailable") +
+        "): the ptrace backend decides instead (docs/enforcement.md, \"The ptrace backend\")");
   if (s.lsm) {
     s.compiled.seccomp = s.lsm->seccompPlan(s.compiled.seccomp);
     s.compiled.landlock = LsmBackend::landlockPlan(s.compiled.landlock);
@@ -295,7 +314,16 @@ StepResult prepareConfinement(SessionState& s) {
       s.ruleset = std::move(*built);
     }
   }
-  if (s.host.seccomp_notify) s.filter = tracer::prebuiltSeccompFilter(s.compiled.seccomp);
+  if (s.ptrace && s.host.seccomp_trace) {
+    auto traced = tracer::traceFilterOf(tracer::prebuiltSeccompFilter(s.compiled.seccomp));
+    if (!traced) {
+      say("seccomp: " + traced.error().message());
+      return kExitSupervisorError;
+    }
+    s.filter = std::move(*traced);
+  } else if (!s.ptrace && s.host.seccomp_notify) {
+    s.filter = tracer::prebuiltSeccompFilter(s.compiled.seccomp);
+  }
   auto keep = tracer::capabilityMask(s.policy.keep_capabilities);
   if (!keep) {
     say("capabilities: " + keep.error().message());
@@ -431,7 +459,7 @@ StepResult startDnsProxy(SessionState& s) {
 // Fail closed: every mechanism the policy relies on, or nothing runs.
 StepResult failClosed(SessionState& s) {
   bool missing = false;
-  for (const auto& r : requirements(s.policy, s.host, s.cgroup.has_value(), s.cgroup_error,
+  for (const auto& r : requirements(s.policy, s.host, s.ptrace, s.cgroup.has_value(), s.cgroup_error,
                                     s.net.has_value(), s.net_error)) {
     if (r.available) continue;
     missing = true;
@@ -498,11 +526,13 @@ StepResult finishProcessTracking(SessionState& s) {
 StepResult emitSessionStart(SessionState& s) {
   std::vector<std::string> backends;
   for (const char* b : {s.lsm ? "bpf-lsm" : "", s.filter ? "seccomp" : "",
+                        s.ptrace ? "ptrace" : "",
                         s.ruleset ? "landlock" : "", s.net ? "cgroup-bpf" : "",
                         s.proc->tracker() ? "bpf-proc" : ""})
     if (*b) backends.emplace_back(b);
   const HostCaps caps = sessionHostCaps({.host = s.host,
                                          .seccomp_filter = s.filter.has_value(),
+                                         .ptrace = s.ptrace,
                                          .landlock_ruleset = bool(s.ruleset),
                                          .cgroup_dir_fd = s.cgroup ? s.cgroup->dirFd() : -1,
                                          .cgroup_error = s.cgroup_error,
@@ -543,18 +573,7 @@ StepResult awaitChildSetUp(SessionState& s) {
 // syscall has been answered yet (each one waits for us), so the command has
 // done only what the filter allows outright: failing closed here is still in
 // time.
-StepResult startNotify(SessionState& s) {
-  if (!s.launched->listener) return kNext;
-  auto created = tracer::NotifyListener::create(std::move(s.launched->listener));
-  if (!created) return failStarted(s, "seccomp listener: " + created.error().message());
-  s.listener.emplace(std::move(*created));
-  if (!tracer::notifyAddFdSendSupported(s.listener->fd()))
-    return failStarted(s,
-                       "cannot enforce the policy: seccomp user-notify: ADDFD with SEND "
-                       "unsupported (kernel < 5.14?); the command was stopped before its first "
-                       "decision");
-  // Optional: a latency win where the kernel has it (off only to measure it, tools/bench).
-  if (!tracer::testDisabled("sync-wakeup")) (void)s.listener->enableSyncWakeUp();
+NotifyOptions notifyOptionsFor(SessionState& s) {
   NotifyOptions notify_options;
   notify_options.audit_mode = s.auditOnly();
   notify_options.quiet = s.options.quiet;
@@ -575,7 +594,38 @@ StepResult startNotify(SessionState& s) {
       return profile_net->onSwitch(tgid, from, to);
     };
   }
-  s.handler.emplace(s.engine, *s.listener, *s.audit, notify_options);
+  return notify_options;
+}
+
+// The ptrace backend: the same handler, answering the seccomp stops of a
+// tracing thread, which seizes the command before it may exec.
+StepResult startTracer(SessionState& s) {
+  s.launched->listener.reset();  // the filter returns RET_TRACE, never USER_NOTIF
+  s.ptrace_answer.emplace();
+  s.handler.emplace(s.engine, *s.ptrace_answer, *s.audit, notifyOptionsFor(s));
+  auto started = TraceThread::start(*s.handler, *s.ptrace_answer, *s.audit, s.launched->pid,
+                                    TraceOptions{.audit_mode = s.auditOnly(),
+                                                 .quiet = s.options.quiet});
+  if (!started) return failStarted(s, "ptrace: " + started.error().message());
+  s.trace_thread = std::move(*started);
+  return kNext;
+}
+
+StepResult startNotify(SessionState& s) {
+  if (s.ptrace) return startTracer(s);
+  if (!s.launched->listener) return kNext;
+  auto created = tracer::NotifyListener::create(std::move(s.launched->listener));
+  if (!created) return failStarted(s, "seccomp listener: " + created.error().message());
+  s.listener.emplace(std::move(*created));
+  if (!tracer::notifyAddFdSendSupported(s.listener->fd()))
+    return failStarted(s,
+                       "cannot enforce the policy: seccomp user-notify: ADDFD with SEND "
+                       "unsupported (kernel < 5.14?); the command was stopped before its first "
+                       "decision");
+  // Optional: a latency win where the kernel has it (off only to measure it, tools/bench).
+  if (!tracer::testDisabled("sync-wakeup")) (void)s.listener->enableSyncWakeUp();
+  s.listener_answer.emplace(*s.listener);
+  s.handler.emplace(s.engine, *s.listener_answer, *s.audit, notifyOptionsFor(s));
   auto started = NotifyThread::start(*s.handler, s.listener->fd());
   if (!started) return failStarted(s, "notify thread: " + started.error().message());
   s.notify_thread = std::move(*started);
@@ -612,7 +662,11 @@ StepResult hookEventSources(SessionState& s) {
                                                  .session_cgroup = s.cgroup ? s.cgroup_name : "",
                                                  .root_pid = s.launched->pid});
   s.audit->watch(s.supervision, [](const Error& e) { say("audit: " + e.message()); });
-  s.supervision.watchChild(s.launched->pid, s.launched->pidfd.get());
+  if (s.trace_thread)  // the tracer's wait reaps the command: it reports the exit
+    s.supervision.watchChild(s.launched->pid, s.trace_thread->exitFd(),
+                             [&t = *s.trace_thread] { return t.rootExit(); });
+  else
+    s.supervision.watchChild(s.launched->pid, s.launched->pidfd.get());
   s.supervision.watchSignals(s.sigfd.get());
   return kNext;
 }
@@ -634,6 +688,7 @@ int superviseUntilExit(SessionState& s) {
   // is left to ask the notify thread anything.
   if (s.cgroup) (void)s.cgroup->kill();
   s.notify_thread.reset();
+  s.trace_thread.reset();
   int code = kExitSupervisorError;
   ExitStatus status;
   if (exited) {

@@ -1016,13 +1016,40 @@ TEST_P(FailClosed, MissingMechanismRefusesWith125) {
   EXPECT_FALSE(r.err.empty()) << "refusal must say why";
 }
 
+// Syscall mediation is missing only when neither user-notify nor ptrace
+// is there: --backend auto falls back from one to the other (below).
 INSTANTIATE_TEST_SUITE_P(Features, FailClosed,
-                         testing::Values("landlock", "seccomp-notify", "cgroup", "bpf"),
+                         testing::Values("landlock", "seccomp-notify,ptrace", "cgroup", "bpf"),
                          [](const testing::TestParamInfo<const char*>& info) {
                            std::string name = info.param;
                            std::erase(name, '-');
+                           std::replace(name.begin(), name.end(), ',', '_');
                            return name;
                          });
+
+// --backend auto where user-notify is missing: the ptrace backend decides,
+// and says so (no silent fallback); the start event names it.
+TEST_F(E2eTest, AutoFallsBackToPtraceWithoutUserNotify) {
+  if (const char* b = std::getenv("SUPERVISE_BACKEND"); b && std::string_view(b) != "auto")
+    GTEST_SKIP() << "the variant runs --backend " << b << ", not auto";
+  RunOptions options;
+  options.env.push_back("SUPERVISE_TEST_DISABLE=seccomp-notify");
+  auto r = supervise({}, {"sh", "-c", "echo ok > marker; echo x > .env"}, options);
+  EXPECT_EQ(r.status, 2) << r.describe();  // sh: the .env write failed
+  EXPECT_EQ(readFile(ws("marker")), "ok\n") << r.describe();
+  EXPECT_FALSE(exists(ws(".env"))) << r.describe();
+  EXPECT_TRUE(contains(r.err, "the ptrace backend decides instead")) << r.describe();
+  EXPECT_TRUE(contains(r.err, "denied write to .env")) << r.describe();
+  bool named = false, ptrace_denial = false;
+  for (const auto& e : audit()) {
+    if (e.value("category", "") == "session" && e.value("operation", "") == "start")
+      for (const auto& b : e["session"]["backends"]) named |= b == "ptrace";
+    if (e.value("decision", "") == "deny" && e["file"].value("path", "").ends_with("/.env"))
+      ptrace_denial |= e.value("enforced_by", "") == "ptrace";
+  }
+  EXPECT_TRUE(named) << "the start event's backends name ptrace";
+  EXPECT_TRUE(ptrace_denial) << "the .env denial is enforced_by ptrace";
+}
 
 // ---------------------------------------------------------------------------
 // 9. Audit mode.

@@ -113,7 +113,8 @@ void countSteadyStateAllocations(bool audit_every_decision, long* steady) {
   options.audit_allows = audit_every_decision;
   options.workspace = ws.path();
   options.root_pid = child;
-  NotifyHandler handler(engine, *listener, audit, options);
+  ListenerAnswer answer(*listener);
+  NotifyHandler handler(engine, answer, audit, options);
 
   long steady_allocations = 0;
   for (;;) {
