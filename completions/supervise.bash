@@ -61,7 +61,7 @@ _supervise() {
       return
       ;;
     --backend)
-      COMPREPLY=($(compgen -W "auto host bpf-lsm" -- "$cur"))
+      COMPREPLY=($(compgen -W "auto host bpf-lsm ptrace" -- "$cur"))
       return
       ;;
   esac
