@@ -561,7 +561,8 @@ void NotifyHandler::openInTarget(Call& c, const ResolvedPath& target, int flags,
     return finish(c, -ENOENT);
   if (target.real_path.empty() || target.real_path[0] != '/') return finish(c, -ENOENT);
   c.answered = true;
-  answer_.openExactly(c.req.id, target.real_path, flags, mode);
+  // openat2 rejects the bits open(2) ignores: pass on only the ones it knows.
+  answer_.openExactly(c.req.id, target.real_path, flags & static_cast<int>(kOpenFlags), mode);
 }
 
 void NotifyHandler::handleOpenat2(Call& c, const DecodedCall& d) {

@@ -42,7 +42,8 @@ class SyscallAnswer {
   virtual tracer::NotifyListener* listener() = 0;
   // The open runs in the target as openat2 of `path` (absolute, no
   // symlinks, as resolved for the decision) with RESOLVE_NO_SYMLINKS and
-  // RESOLVE_NO_MAGICLINKS, from a copy of the path no task can write.
+  // RESOLVE_NO_MAGICLINKS, from a copy of the path no task can write;
+  // `flags` are open(2) flags openat2 accepts (the handler masks them).
   virtual void openExactly(uint64_t id, std::string_view path, int flags, unsigned mode) = 0;
   // The open of a held pipe or socket becomes a dup of the target's fd `fd`.
   virtual void dupHeld(uint64_t id, int fd, bool cloexec) = 0;

@@ -33,12 +33,6 @@ constexpr uint64_t kSupervisorSpace = 1;
 
 void say(const std::string& line) { std::fprintf(stderr, "supervise: ptrace: %s\n", line.c_str()); }
 
-// The flags openat2(2) accepts (it rejects unknown bits, which open(2) ignores).
-constexpr int kOpenat2Flags = O_ACCMODE | O_CREAT | O_EXCL | O_NOCTTY | O_TRUNC | O_APPEND |
-                              O_NONBLOCK | O_DSYNC | O_ASYNC | O_DIRECT | O_LARGEFILE |
-                              O_DIRECTORY | O_NOFOLLOW | O_NOATIME | O_CLOEXEC | O_SYNC | O_PATH |
-                              O_TMPFILE;
-
 // The clone flags of the clone/fork/vfork a task is stopped in.
 unsigned long cloneFlagsOf(pid_t tid) {
   auto regs = tracer::registersOf(tid);
@@ -117,7 +111,6 @@ Result<std::unique_ptr<TraceThread>> TraceThread::start(NotifyHandler& handler,
 }
 
 TraceThread::~TraceThread() {
-  stopping_ = true;
   if (!joinable_) return;
   // The tree ends with the session: each task we know of, killed; the
   // thread then sees the last exits, finds no tracee left and returns.
@@ -403,7 +396,7 @@ void TraceThread::apply(pid_t tid) {
         space.mem = UniqueFd(::open(mem, O_RDWR | O_CLOEXEC));
       }
       open_how how{};
-      how.flags = static_cast<uint64_t>(v.flags & kOpenat2Flags);
+      how.flags = static_cast<uint64_t>(static_cast<unsigned>(v.flags));  // the handler masked them
       if (v.flags & (O_CREAT | __O_TMPFILE)) how.mode = v.mode & 07777;
       how.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
       const std::string_view path(v.path.c_str(), v.path.size() + 1);  // with its NUL

@@ -113,9 +113,8 @@ class TraceThread {
   uint64_t next_space_ = 2;  // 1: the supervisor's own, shared by the command until it execs
   uint64_t next_id_ = 0;
   UniqueFd exit_fd_;
-  mutable std::atomic<bool> root_exited_{false};
+  std::atomic<bool> root_exited_{false};
   siginfo_t root_exit_{};
-  std::atomic<bool> stopping_{false};
   pthread_t thread_{};
   bool joinable_ = false;
 };

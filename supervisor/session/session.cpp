@@ -569,10 +569,7 @@ StepResult awaitChildSetUp(SessionState& s) {
   return kNext;
 }
 
-// The user-notify listener and the thread that answers it. No notified
-// syscall has been answered yet (each one waits for us), so the command has
-// done only what the filter allows outright: failing closed here is still in
-// time.
+// What the handler needs of the session, on either backend.
 NotifyOptions notifyOptionsFor(SessionState& s) {
   NotifyOptions notify_options;
   notify_options.audit_mode = s.auditOnly();
@@ -611,6 +608,10 @@ StepResult startTracer(SessionState& s) {
   return kNext;
 }
 
+// The user-notify listener and the thread that answers it. No notified
+// syscall has been answered yet (each one waits for us), so the command has
+// done only what the filter allows outright: failing closed here is still in
+// time.
 StepResult startNotify(SessionState& s) {
   if (s.ptrace) return startTracer(s);
   if (!s.launched->listener) return kNext;
