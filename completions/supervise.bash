@@ -73,7 +73,7 @@ _supervise() {
         COMPREPLY=($(compgen -W "$policy_opts --audit-file --audit-fd --audit-stdout
           --audit-syslog --audit-format --backend --quiet --help --version --" -- "$cur"))
       else
-        COMPREPLY=($(compgen -W "doctor status check validate explain policy verify" -- "$cur"))
+        COMPREPLY=($(compgen -W "doctor status check validate explain policy verify report" -- "$cur"))
       fi
       ;;
     doctor | status) COMPREPLY=($(compgen -W "--json $policy_opts --help" -- "$cur")) ;;
@@ -94,6 +94,15 @@ _supervise() {
           connect) ;;
           *) COMPREPLY=($(compgen -W "read write exec connect -" -- "$cur")) ;;
         esac
+      fi
+      ;;
+    report)
+      if [[ $prev == --html ]]; then
+        COMPREPLY=($(compgen -f -- "$cur"))
+      elif [[ $cur == -* ]]; then
+        COMPREPLY=($(compgen -W "--html --help" -- "$cur"))
+      else
+        COMPREPLY=($(compgen -f -- "$cur"))
       fi
       ;;
     verify)

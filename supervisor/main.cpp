@@ -7,6 +7,7 @@
 //   supervise doctor | status | check [--policy F]
 //   supervise policy init [--preset P] [-o FILE] | learn AUDIT.jsonl [-o FILE]
 //   supervise verify AUDIT.jsonl...
+//   supervise report AUDIT.jsonl... [--html FILE]
 //
 // CLI11 throws for parse errors and --help; this is the one place that
 // catches them.
@@ -28,7 +29,7 @@ constexpr Subcommand kSubcommands[] = {
     {"validate", sv::supervisor::registerValidate}, {"explain", sv::supervisor::registerExplain},
     {"doctor", sv::supervisor::registerDoctor},     {"status", sv::supervisor::registerStatus},
     {"check", sv::supervisor::registerCheck},       {"policy", sv::supervisor::registerPolicy},
-    {"verify", sv::supervisor::registerVerify}};
+    {"verify", sv::supervisor::registerVerify},     {"report", sv::supervisor::registerReport}};
 
 // `supervise [options] -- command...` with nothing before `--` that could
 // name a subcommand or ask for help: the common case, whose start-up counts.

@@ -53,6 +53,7 @@ void registerStatus(CLI::App& app, CommandContext& ctx);    // cmd_status.cpp
 void registerCheck(CLI::App& app, CommandContext& ctx);     // cmd_check.cpp
 void registerPolicy(CLI::App& app, CommandContext& ctx);    // cmd_policy.cpp
 void registerVerify(CLI::App& app, CommandContext& ctx);    // cmd_verify.cpp
+void registerReport(CLI::App& app, CommandContext& ctx);    // cmd_report.cpp
 
 // ---- recorded decisions (cmd_explain.cpp) ----
 
