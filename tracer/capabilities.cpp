@@ -115,4 +115,11 @@ Result<uint64_t> capabilityMask(const std::vector<std::string>& names) {
   return mask;
 }
 
+bool hasEffectiveCapability(int cap) {
+  __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
+  __user_cap_data_struct data[2] = {};
+  if (::syscall(SYS_capget, &header, data) != 0) return false;
+  return (data[cap / 32].effective >> (cap % 32)) & 1;
+}
+
 }  // namespace sv::tracer

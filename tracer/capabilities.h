@@ -27,4 +27,7 @@ int dropCapabilities(uint64_t keep_mask);
 // mask. EINVAL naming the first unknown capability.
 Result<uint64_t> capabilityMask(const std::vector<std::string>& names);
 
+// Whether the calling thread has capability `cap` in its effective set.
+bool hasEffectiveCapability(int cap);
+
 }  // namespace sv::tracer

@@ -17,6 +17,7 @@
 #include <set>
 #include <system_error>
 
+#include "tracer/capabilities.h"
 #include "tracer/probe.h"
 
 namespace sv::tracer {
@@ -28,13 +29,6 @@ namespace fs = std::filesystem;
 bool isAtOrBelow(const std::string& path, const std::string& dir) {
   if (dir == "/") return true;
   return path == dir || (path.starts_with(dir) && path[dir.size()] == '/');
-}
-
-bool hasEffectiveCapability(int cap) {
-  __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
-  __user_cap_data_struct data[2] = {};
-  if (::syscall(SYS_capget, &header, data) != 0) return false;
-  return (data[cap / 32].effective >> (cap % 32)) & 1;
 }
 
 int mountSetattr(const char* path, unsigned flags, uint64_t set, uint64_t clr) {
