@@ -39,6 +39,12 @@ int syslogSeverity(const AuditEvent& e) {
   return 6;                                                         // informational
 }
 
+// No spool when the cap is 0: the sink drops (and counts) once memory is full.
+Result<std::unique_ptr<audit::Spool>> createSpool(const std::string& dir, uint64_t cap) {
+  if (cap == 0) return std::unique_ptr<audit::Spool>();
+  return audit::Spool::create(dir, cap);
+}
+
 }  // namespace
 
 std::string chainSeed(std::string_view session_id) { return sha256Hex(session_id); }
@@ -148,19 +154,22 @@ Status AuditLog::addSyslogSink(const std::string& url, SyslogSinkOptions options
   net.replay_bytes = options.replay_bytes;
   auto t = audit::openNetTransport(url, net);
   if (!t) return t.error();
-  std::unique_ptr<audit::Spool> spool;
-  if (options.spool_max_bytes > 0) {
-    auto created = audit::Spool::create(options.spool_dir, options.spool_max_bytes);
-    if (!created) return created.error();
-    spool = std::move(*created);
-  }
+  auto spool = createSpool(options.spool_dir, options.spool_max_bytes);
+  if (!spool) return spool.error();
   const Framing framing =
       (*t)->datagram() ? Framing::kSyslogDatagram : Framing::kSyslogOctetCounted;
-  return addSinkLocked(std::move(*t), framing, std::move(spool));
+  return addSinkLocked(std::move(*t), framing, std::move(*spool));
 }
 
 Status AuditLog::addSink(std::unique_ptr<audit::Transport> transport) {
   return addSinkLocked(std::move(transport), Framing::kLines, nullptr);
+}
+
+Status AuditLog::addSpooledSink(std::unique_ptr<audit::Transport> transport,
+                                const std::string& spool_dir, uint64_t spool_max_bytes) {
+  auto spool = createSpool(spool_dir, spool_max_bytes);
+  if (!spool) return spool.error();
+  return addSinkLocked(std::move(transport), Framing::kLines, std::move(*spool));
 }
 
 Status AuditLog::addSinkLocked(std::unique_ptr<audit::Transport> transport, Framing framing,
@@ -345,11 +354,26 @@ void AuditLog::append(Sink& sink, std::string_view record) {
 }
 
 void AuditLog::drop(Sink& sink, uint64_t seq) {
-  if (sink.lost_count == 0) sink.lost_first = seq;
-  sink.lost_last = seq;
+  // In seq order from emit(); an acknowledging transport's losses may come
+  // back in any order, so the range is the smallest and the largest.
+  if (sink.lost_count == 0) {
+    sink.lost_first = sink.lost_last = seq;
+  } else {
+    sink.lost_first = std::min(sink.lost_first, seq);
+    sink.lost_last = std::max(sink.lost_last, seq);
+  }
   ++sink.lost_count;
   ++sink.lost_total;
   ++counters_.dropped;
+}
+
+// What an acknowledging transport gave up on joins the sink's loss. A lost
+// dropped record (seq 0) is not an event: its loss stays in the counters and
+// in the next record's total.
+void AuditLog::collectLost(Sink& sink) {
+  sink.transport->takeLost([&](std::string_view record) {
+    if (const uint64_t seq = recordSeq(options_.format, record)) drop(sink, seq);
+  });
 }
 
 void AuditLog::maybeReportDrops(Sink& sink, timespec now, bool force) {
@@ -447,7 +471,9 @@ void AuditLog::failSink(Sink& sink, Error error) {
 
 void AuditLog::flushSink(Sink& sink, timespec now, bool eager) {
   if (sink.failed) return;
-  if (!sink.transport->up(monotonicNs(), eager)) return;
+  const bool up = sink.transport->up(monotonicNs(), eager);
+  collectLost(sink);
+  if (!up) return;
   if (sink.connection != sink.transport->connection()) {
     sink.connection = sink.transport->connection();
     rewind(sink);  // a new connection: resend what the last one may have lost
@@ -462,6 +488,7 @@ void AuditLog::flushSink(Sink& sink, timespec now, bool eager) {
     // Go on while the spool has more and the receiver keeps taking it.
     if (sink.failed || sink.want_writable || !sink.spool || sink.spool->empty()) break;
   }
+  collectLost(sink);
 }
 
 bool AuditLog::flush() {
@@ -475,7 +502,8 @@ bool AuditLog::flush() {
   const timespec now = realtimeNow();
   for (auto& sink : sinks_) {
     flushSink(sink, now, /*eager=*/false);
-    if (!sink.failed && (sink.pending() || sink.lost_count || (sink.spool && !sink.spool->empty())))
+    if (!sink.failed && (sink.pending() || sink.lost_count || sink.transport->inFlight() ||
+                         (sink.spool && !sink.spool->empty())))
       done = false;
   }
   return done;
@@ -502,25 +530,38 @@ Status AuditLog::reopen() {
 }
 
 void AuditLog::drainBlocking(Sink& sink, std::chrono::steady_clock::time_point deadline) {
-  for (;;) {
+  // Records not yet confirmed by the receiver: while that falls, go on
+  // without waiting (an acknowledging transport may have no fd to poll).
+  auto outstanding = [&sink] {
+    return sink.unsentRecords() + (sink.spool ? sink.spool->records() : 0) +
+           sink.transport->inFlight();
+  };
+  for (size_t before = SIZE_MAX;;) {
     const timespec now = realtimeNow();
     flushSink(sink, now, /*eager=*/true);
     if (sink.failed) return;
     const bool spooled = sink.spool && !sink.spool->empty();
-    if (sink.pending() == 0 && !spooled) {
+    if (sink.pending() == 0 && !spooled && sink.transport->inFlight() == 0) {
       if (sink.lost_count == 0) return;
       if (sink.transport->up(monotonicNs(), true)) {
         maybeReportDrops(sink, now, /*force=*/true);
         continue;
       }
     }
+    const size_t now_outstanding = outstanding();
+    const bool progress = now_outstanding < before;
+    before = now_outstanding;
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
         deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) {
-      // The reader is stuck or gone: give up on what is queued, but count it.
+      // The reader is stuck or gone: give up on what is queued or awaits
+      // its acknowledgement, but count it.
+      sink.transport->abandon();
+      collectLost(sink);
       failSink(sink, Error{ETIMEDOUT, "audit sink " + sink.transport->name() + " did not drain"});
       return;
     }
+    if (progress) continue;
     // Wait for the socket (connect, handshake, room to write), or a retry tick.
     const int fd = sink.transport->pollFd();
     pollfd pfd{fd, sink.transport->pollEvents(), 0};

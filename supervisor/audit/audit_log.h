@@ -108,6 +108,10 @@ class AuditLog {
   Status addSyslogSink(const std::string& url, SyslogSinkOptions options = {});
   // Any transport with JSON-lines framing (tests, future transports).
   Status addSink(std::unique_ptr<audit::Transport> transport);
+  // The same with an on-disk spool for while the receiver is away (network
+  // transports: Kafka, OTLP). spool_max_bytes 0: no spool.
+  Status addSpooledSink(std::unique_ptr<audit::Transport> transport, const std::string& spool_dir,
+                        uint64_t spool_max_bytes);
 
   // Assigns seq (1, 2, ... per session, gap-free) and time, encodes, queues
   // and tries a non-blocking write. Returns the seq. Never blocks, never throws.
@@ -195,6 +199,7 @@ class AuditLog {
   void refill(Sink& sink);
   bool shouldWriteNow(const Sink& sink, int64_t now_ns, size_t incoming) const;
   void drop(Sink& sink, uint64_t seq);
+  void collectLost(Sink& sink);
   uint64_t emitLocked(const AuditEvent& event);
   void maybeReportDrops(Sink& sink, timespec now, bool force);
   void writeSome(Sink& sink, int64_t now_ns);

@@ -3,6 +3,8 @@
 
 #include <charconv>
 
+#include <nlohmann/json.hpp>
+
 #include "supervisor/audit/formats/encode_util.h"
 
 namespace sv::supervisor {
@@ -39,6 +41,22 @@ std::string encodeDroppedAs(AuditFormat format, const SessionInfo& session, time
   std::string out;
   encodeEventAs(format, out, e, session, 0, time);
   return out;
+}
+
+uint64_t recordSeq(AuditFormat format, std::string_view line) {
+  const auto j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object()) return 0;
+  const char* outer = format == AuditFormat::Ocsf  ? "metadata"
+                      : format == AuditFormat::Ecs ? "event"
+                                                   : nullptr;
+  const nlohmann::json* holder = &j;
+  if (outer) {
+    auto it = j.find(outer);
+    if (it == j.end() || !it->is_object()) return 0;
+    holder = &*it;
+  }
+  auto seq = holder->find(outer ? "sequence" : "seq");
+  return seq != holder->end() && seq->is_number_unsigned() ? seq->get<uint64_t>() : 0;
 }
 
 std::string_view baseName(std::string_view path) {

@@ -45,5 +45,9 @@ void encodeEventAs(AuditFormat format, std::string& out, const AuditEvent& event
 // The dropped record in the format (native: encodeDropped()).
 std::string encodeDroppedAs(AuditFormat format, const SessionInfo& session, timespec time,
                             uint64_t count, uint64_t first_seq, uint64_t last_seq, uint64_t total);
+// The seq of an encoded event (native "seq", OCSF metadata.sequence, ECS
+// event.sequence); 0 for a dropped record or a line that is not an event.
+// Parses the whole line: for the loss path only.
+uint64_t recordSeq(AuditFormat format, std::string_view line);
 
 }  // namespace sv::supervisor

@@ -14,13 +14,24 @@
 // peer went away: the AuditLog calls down(), resends what the peer may not have
 // got (replayBytes()), and keeps queueing (and spooling) until up() is true
 // again. An error from any other transport fails the sink for good.
+//
+// An acknowledging transport (Kafka, OTLP/HTTP) keeps what it took until the
+// receiver confirms it, and retries on its own. It takes one whole record per
+// write() (datagram() is true) and returns 0 while its own queue is full, so
+// the AuditLog's memory queue and spool take over; it needs no replay window.
+// inFlight() counts records taken but not yet confirmed (the final drain waits
+// for 0); takeLost() hands back, once each, the records it gave up on for
+// good (rejected, timed out, abandoned), which the AuditLog counts in the
+// sink's `dropped` record by their seq.
 #pragma once
 
 #include <poll.h>
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
+#include <string_view>
 
 #include "common/result.h"
 
@@ -54,6 +65,13 @@ class Transport {
   virtual short pollEvents() const { return POLLOUT; }
   // SIGHUP: a file transport reopens its path (logrotate moved it away).
   virtual Status reopen() { return {}; }
+
+  // Acknowledging transports (see above); the defaults fit every other one.
+  virtual size_t inFlight() const { return 0; }
+  // The drain deadline passed: stop retrying; what is unconfirmed is lost.
+  virtual void abandon() {}
+  // Calls lost(record) for each record given up on since the last call.
+  virtual void takeLost(const std::function<void(std::string_view record)>& /*lost*/) {}
 };
 
 }  // namespace sv::supervisor::audit
