@@ -55,7 +55,7 @@ _supervise() {
       [[ ${COMPREPLY[0]} == *= ]] && compopt -o nospace 2>/dev/null
       return
       ;;
-    --audit-fd | --profile | --audit-syslog) return ;;
+    --audit-fd | --profile | --audit-syslog | --audit-kafka | --audit-otlp) return ;;
     --audit-format)
       COMPREPLY=($(compgen -W "native ocsf ecs" -- "$cur"))
       return
@@ -71,7 +71,7 @@ _supervise() {
     "")
       if [[ $cur == -* ]]; then
         COMPREPLY=($(compgen -W "$policy_opts --audit-file --audit-fd --audit-stdout
-          --audit-syslog --audit-format --backend --quiet --help --version --" -- "$cur"))
+          --audit-syslog --audit-kafka --audit-otlp --audit-format --backend --quiet --help --version --" -- "$cur"))
       else
         COMPREPLY=($(compgen -W "doctor status check validate explain policy verify report" -- "$cur"))
       fi

@@ -771,6 +771,30 @@ class Loader {
     return ok;
   }
 
+  // The kafka and otlp keys: plain strings, and string-to-string maps that go
+  // to librdkafka or into the HTTP request as they are.
+  bool auditSinkStrings(const json& s, const std::string& ep, AuditSink& sink) {
+    for (auto [key, out] : {std::pair{"brokers", &sink.brokers}, {"topic", &sink.topic},
+                            {"url", &sink.url}}) {
+      if (auto* x = member(s, key)) {
+        auto str = stringAt(*x, ep + "/" + key);
+        if (!str) return false;
+        *out = *str;
+      }
+    }
+    for (auto [key, out] : {std::pair{"options", &sink.options}, {"headers", &sink.headers}}) {
+      const json* x = member(s, key);
+      if (!x) continue;
+      if (!expectObject(*x, ep + "/" + key)) return false;
+      for (const auto& [name, value] : x->items()) {
+        auto str = stringAt(value, pointerAppend(ep + "/" + key, name));
+        if (!str) return false;
+        (*out)[name] = *str;
+      }
+    }
+    return true;
+  }
+
   void applyAudit(const json& v, const std::string& ptr) {
     if (!expectObject(v, ptr)) return;
     checkKeys(v, ptr, {"level", "format", "sinks", "redact", "chain"});
@@ -804,14 +828,15 @@ class Loader {
         const json& s = (*x)[i];
         if (!expectObject(s, ep)) continue;
         checkKeys(s, ep,
-                  {"type", "path", "fd", "maxSizeMb", "maxFiles", "caFile", "spoolDir", "spoolMaxMb"});
+                  {"type", "path", "fd", "maxSizeMb", "maxFiles", "caFile", "spoolDir", "spoolMaxMb",
+                   "brokers", "topic", "options", "url", "headers"});
         AuditSink sink;
         const json* type = member(s, "type");
         if (!type) {
           error(ep, "missing \"type\"");
           continue;
         }
-        auto t = enumString(*type, ep + "/type", {"file", "stdout", "fd", "syslog"});
+        auto t = enumString(*type, ep + "/type", {"file", "stdout", "fd", "syslog", "kafka", "otlp"});
         if (!t) continue;
         sink.type = *t;
         if (auto* p = member(s, "path")) {
@@ -826,13 +851,22 @@ class Loader {
           }
           sink.fd = static_cast<int>(f->get<long long>());
         }
-        if (!auditSinkNumbers(s, ep, sink)) continue;
+        if (!auditSinkNumbers(s, ep, sink) || !auditSinkStrings(s, ep, sink)) continue;
         if ((sink.type == "file" || sink.type == "syslog") && sink.path.empty()) {
           error(ep, "a " + sink.type + " sink needs \"path\"");
           continue;
         }
         if (sink.type == "fd" && sink.fd < 0) {
           error(ep, "an fd sink needs \"fd\"");
+          continue;
+        }
+        if (sink.type == "kafka" && (sink.brokers.empty() || sink.topic.empty())) {
+          error(ep, "a kafka sink needs \"brokers\" and \"topic\"");
+          continue;
+        }
+        if (sink.type == "otlp" && sink.url.rfind("http://", 0) != 0 &&
+            sink.url.rfind("https://", 0) != 0) {
+          error(ep + "/url", "an otlp sink needs \"url\": http(s)://HOST:PORT/v1/logs");
           continue;
         }
         policy_.audit.sinks.push_back(std::move(sink));

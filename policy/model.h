@@ -142,7 +142,7 @@ enum class AuditLevel { Deny, Decisions, All };
 enum class AuditFormat { Native, Ocsf, Ecs };
 
 struct AuditSink {
-  std::string type;  // "file", "stdout", "fd", "syslog"
+  std::string type;  // "file", "stdout", "fd", "syslog", "kafka", "otlp"
   std::string path;  // file path or syslog address (udp|tcp|tls://host:port)
   int fd = -1;
   // file: rotate when the file would exceed maxSizeMb (0: never); keep maxFiles
@@ -154,6 +154,15 @@ struct AuditSink {
   std::string ca_file;
   std::string spool_dir;  // empty: /var/tmp
   double spool_max_mb = 256;
+  // kafka: the bootstrap brokers (host:port,...) and the topic; `options` are
+  // librdkafka configuration properties passed through by their own names
+  // (security.protocol, sasl.*, ssl.*, compression.type...).
+  std::string brokers, topic;
+  std::map<std::string, std::string> options;
+  // otlp: the collector's OTLP/HTTP logs endpoint (http(s)://HOST:PORT/v1/logs)
+  // and extra request headers (e.g. an authorization token).
+  std::string url;
+  std::map<std::string, std::string> headers;
 };
 
 // One audit.redact entry: strings the audit records must not show

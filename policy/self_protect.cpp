@@ -76,7 +76,7 @@ SelfProtection selfProtection(const Policy& policy, const std::vector<SelfProtec
       if (sink.max_size_mb > 0)
         for (int k = 1; k < sink.max_files; ++k)
           b.addPath({"audit-file", sink.path + "." + std::to_string(k), "", false});
-    } else if (sink.type == "syslog") {
+    } else if (sink.type == "syslog" || sink.type == "kafka" || sink.type == "otlp") {
       // The spool is an O_TMPFILE (no name at all); where the file system has
       // none, the named fallback supervise-spool-XXXXXX (spool.cpp).
       const std::string dir = normalizePath("/", sink.spool_dir.empty() ? "/var/tmp" : sink.spool_dir);

@@ -47,6 +47,27 @@ void registerRun(CLI::App& app, CommandContext& ctx) {
          },
          "send audit events to a syslog receiver: udp|tcp|tls://HOST:PORT (repeatable)")
       ->allow_extra_args(false);
+  // Shorthand for -o 'audit.sinks+={"type":"kafka","brokers":B,"topic":T}'.
+  app.add_option_function<std::string>(
+         "--audit-kafka",
+         [args](const std::string& spec) {
+           const size_t slash = spec.rfind('/');
+           nlohmann::json sink{{"type", "kafka"},
+                               {"brokers", spec.substr(0, slash == std::string::npos ? 0 : slash)},
+                               {"topic", slash == std::string::npos ? "" : spec.substr(slash + 1)}};
+           args->policy.overrides.push_back("audit.sinks+=" + sink.dump());
+         },
+         "send audit events to Kafka: BROKER[,BROKER...]/TOPIC (repeatable)")
+      ->allow_extra_args(false);
+  // Shorthand for -o 'audit.sinks+={"type":"otlp","url":URL}'.
+  app.add_option_function<std::string>(
+         "--audit-otlp",
+         [args](const std::string& url) {
+           args->policy.overrides.push_back(
+               "audit.sinks+=" + nlohmann::json{{"type", "otlp"}, {"url", url}}.dump());
+         },
+         "send audit events as OTLP/HTTP logs: http(s)://HOST:PORT/v1/logs (repeatable)")
+      ->allow_extra_args(false);
   app.add_flag("-q,--quiet", args->session.quiet, "no 'supervise: denied ...' lines on stderr");
   app.add_option("--backend", args->session.backend,
                  "who decides files, exec and connect: auto (bpf-lsm where the kernel runs it, "

@@ -231,6 +231,13 @@ TEST(Load, EachValidationErrorWithPosition) {
        "p.json:1:51: error: empty id"},
       {"bad sink", "{\"audit\": {\"sinks\": [{\"type\": \"file\"}]}}",
        "p.json:1:22: error: a file sink needs \"path\""},
+      {"kafka without topic", "{\"audit\": {\"sinks\": [{\"type\": \"kafka\", \"brokers\": \"k:9092\"}]}}",
+       "p.json:1:22: error: a kafka sink needs \"brokers\" and \"topic\""},
+      {"kafka option not a string",
+       "{\"audit\": {\"sinks\": [{\"type\": \"kafka\", \"options\": {\"linger.ms\": 5}}]}}",
+       "p.json:1:65: error: expected a string, got a number"},
+      {"otlp url", "{\"audit\": {\"sinks\": [{\"type\": \"otlp\", \"url\": \"collector:4318\"}]}}",
+       "p.json:1:46: error: an otlp sink needs \"url\": http(s)://HOST:PORT/v1/logs"},
       {"bad profile name", "{\"profiles\": {\"a b\": {}}}",
        "p.json:1:15: error: bad profile name \"a b\" (letters, digits, '-', '_', '.')"},
       {"redact not a list", "{\"audit\": {\"redact\": \"--token=*\"}}",
@@ -354,6 +361,25 @@ TEST(Load, Overrides) {
 
 // audit.redact: a `/` makes a path glob, resolved like a deny rule except that
 // a relative one matches at any depth anywhere; without `/`, a whole-string glob.
+TEST(Load, KafkaAndOtlpSinks) {
+  LoadRequest r = request(R"({"audit": {"sinks": [
+    {"type": "kafka", "brokers": "k1:9092,k2:9092", "topic": "audit",
+     "options": {"security.protocol": "SASL_SSL", "sasl.mechanism": "PLAIN"}, "spoolMaxMb": 16},
+    {"type": "otlp", "url": "https://otel:4318/v1/logs", "headers": {"Authorization": "Bearer t"}}]}})");
+  LoadResult res = load(r);
+  ASSERT_TRUE(res.ok()) << all(res);
+  const auto& sinks = res.policy->audit.sinks;
+  ASSERT_EQ(sinks.size(), 2u);
+  EXPECT_EQ(sinks[0].type, "kafka");
+  EXPECT_EQ(sinks[0].brokers, "k1:9092,k2:9092");
+  EXPECT_EQ(sinks[0].topic, "audit");
+  EXPECT_EQ(sinks[0].options.at("sasl.mechanism"), "PLAIN");
+  EXPECT_EQ(sinks[0].spool_max_mb, 16);
+  EXPECT_EQ(sinks[1].type, "otlp");
+  EXPECT_EQ(sinks[1].url, "https://otel:4318/v1/logs");
+  EXPECT_EQ(sinks[1].headers.at("Authorization"), "Bearer t");
+}
+
 TEST(Load, AuditRedact) {
   LoadRequest r = request(R"({"audit": {"redact": [
     "--password=*", "**/secrets/**", "id_rsa*/", "/etc/shadow", "~/.aws", "./build/*.log",

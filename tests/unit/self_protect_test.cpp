@@ -105,7 +105,9 @@ TEST(SelfProtect, PolicySinksRotationsAndSpools) {
     {"type": "file", "path": "logs/trail.jsonl", "maxSizeMb": 1, "maxFiles": 3},
     {"type": "file", "path": "/tmp/plain.jsonl"},
     {"type": "syslog", "path": "udp://127.0.0.1:514", "spoolDir": "/tmp/spool"},
-    {"type": "syslog", "path": "udp://127.0.0.1:515"}]}})");
+    {"type": "syslog", "path": "udp://127.0.0.1:515"},
+    {"type": "kafka", "brokers": "127.0.0.1:9092", "topic": "t", "spoolDir": "/tmp/kspool"},
+    {"type": "otlp", "url": "http://127.0.0.1:4318/v1/logs", "spoolDir": "/tmp/ospool"}]}})");
   r.self_protect.clear();
   auto p = mustLoad(r);
   ASSERT_TRUE(p);
@@ -122,6 +124,8 @@ TEST(SelfProtect, PolicySinksRotationsAndSpools) {
             "self-protect:audit-spool");
   EXPECT_EQ(decide(e, Operation::Write, "/var/tmp/supervise-spool-0123456789ab").rule_id,
             "self-protect:audit-spool");
+  for (const char* spool : {"/tmp/kspool/supervise-spool-x", "/tmp/ospool/supervise-spool-x"})
+    EXPECT_EQ(decide(e, Operation::Write, spool).rule_id, "self-protect:audit-spool") << spool;
   // The rest of the spool directory is the tree's (the default is /var/tmp).
   EXPECT_EQ(decide(e, Operation::Write, "/var/tmp/build.o").verdict, Verdict::Allow);
 }
