@@ -201,7 +201,9 @@ bool KernelDenials::inSession(int64_t pid) const {
   char path[64], buf[1024];
   std::snprintf(path, sizeof path, "/proc/%lld/cgroup", static_cast<long long>(pid));
   const ssize_t n = readFilePrefix(path, buf, sizeof buf);
-  if (n <= 0) return pid == options_.root_pid;
+  if (n <= 0)
+    return pid == options_.root_pid ||
+           (options_.was_in_session && options_.was_in_session(static_cast<pid_t>(pid)));
   const std::string_view text(buf, static_cast<size_t>(n));
   for (size_t at = text.find(cgroup_needle_); at != std::string_view::npos;
        at = text.find(cgroup_needle_, at + 1)) {

@@ -19,6 +19,7 @@
 
 #include <sys/types.h>
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -41,6 +42,10 @@ struct KernelDenialsOptions {
   std::string workspace;       // for shorter paths in denial lines
   std::string session_cgroup;  // the session cgroup's name: whose seccomp records are ours
   pid_t root_pid = -1;         // the command: it created the session's Landlock domain
+  // Whether a pid that is gone from /proc was one of the session's (the
+  // kernel's process tracker saw it fork in the session cgroup). A process
+  // the seccomp filter killed is usually reaped before its record is read.
+  std::function<bool(pid_t)> was_in_session;
 };
 
 class KernelDenials {

@@ -709,7 +709,13 @@ StepResult hookEventSources(SessionState& s) {
                                                  .quiet = s.options.quiet,
                                                  .workspace = s.policy.workspace,
                                                  .session_cgroup = s.cgroup ? s.cgroup_name : "",
-                                                 .root_pid = s.launched->pid});
+                                                 .root_pid = s.launched->pid,
+                                                 .was_in_session = [&s, tracker](pid_t pid) {
+                                                   if (!s.proc_events) return false;
+                                                   s.proc_events->drain(*tracker);
+                                                   return s.proc_events->table().find(pid) !=
+                                                          nullptr;
+                                                 }});
   s.audit->watch(s.supervision, [](const Error& e) { say("audit: " + e.message()); });
   if (s.trace_thread)  // the tracer's wait reaps the command: it reports the exit
     s.supervision.watchChild(s.launched->pid, s.trace_thread->exitFd(),
