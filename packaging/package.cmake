@@ -28,6 +28,13 @@ execute_process(COMMAND gzip -9nc ${CMAKE_CURRENT_LIST_DIR}/changelog
                 OUTPUT_FILE ${CMAKE_BINARY_DIR}/packaging/changelog.gz COMMAND_ERROR_IS_FATAL ANY)
 install(FILES ${CMAKE_CURRENT_LIST_DIR}/copyright ${CMAKE_BINARY_DIR}/packaging/changelog.gz
         DESTINATION ${CMAKE_INSTALL_DOCDIR})
+# The one lintian tag left, with its reason (the statically linked zlib).
+install(FILES ${CMAKE_CURRENT_LIST_DIR}/lintian-overrides
+        DESTINATION ${CMAKE_INSTALL_DATADIR}/lintian/overrides RENAME supervise)
+
+# cpack (and `make install`) would build `all` first, the ~400 test targets
+# included; the package needs only supervise, which `make package` builds.
+set(CMAKE_SKIP_INSTALL_ALL_DEPENDENCY ON)
 
 set(CPACK_GENERATOR DEB)
 set(CPACK_PACKAGE_NAME supervise)
@@ -51,6 +58,11 @@ set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
 # Depends: derived by dpkg-shlibdeps from what the binary links (libbpf,
 # libseccomp and libuv are linked statically by default: tools/cmake/StaticDeps.cmake).
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
+# Invisible to dpkg-shlibdeps: GnuTLS is dlopen()ed when a syslog TLS sink is
+# configured (supervisor/audit/sinks/gnutls_api.cpp); `supervise check` runs
+# git, node and ip, and skips a check whose program is missing.
+set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "libgnutls30")
+set(CPACK_DEBIAN_PACKAGE_SUGGESTS "git, nodejs, iproute2")
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)  # supervise_<version>_<arch>.deb
 set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION ON)
 # The build is RelWithDebInfo; the package gets the stripped binary (lintian:
