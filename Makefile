@@ -6,7 +6,7 @@ SETUP_STAMP := $(BUILD)/.setup-done
 
 FUZZ_SECONDS ?= 60
 
-.PHONY: all setup build demo test fuzz sanitize clean
+.PHONY: all setup build demo test package fuzz sanitize clean
 
 all: build
 
@@ -29,6 +29,13 @@ demo: $(BUILD)/CMakeCache.txt
 
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j$(JOBS)
+
+# The Debian package, $(BUILD)/supervise_<version>_<arch>.deb (packaging/README.md):
+# only the supervise target is built; cpack installs it stripped with its man
+# page, completions and docs, and dpkg-shlibdeps derives Depends.
+package: $(BUILD)/CMakeCache.txt
+	cmake --build $(BUILD) -j$(JOBS) --target supervise
+	cd $(BUILD) && cpack -G DEB
 
 # libFuzzer (clang, ASan+UBSan): each target runs FUZZ_SECONDS on its seed
 # corpus tests/fuzz/corpus/<name>/ (new finds go to build-fuzz/fuzz-corpus/<name>).

@@ -3,14 +3,17 @@
 # the supervise target is defined.
 #
 # The man page is built from docs/man/supervise.1.in at configure time (the
-# version is substituted), so the installed page always matches the binary.
+# version is substituted), so the installed page always matches the binary;
+# it is installed gzipped (-9n: no timestamp), as Debian wants and man reads.
 include(GNUInstallDirs)
 
 configure_file(${CMAKE_SOURCE_DIR}/docs/man/supervise.1.in
                ${CMAKE_BINARY_DIR}/man/supervise.1 @ONLY)
+execute_process(COMMAND gzip -9nc ${CMAKE_BINARY_DIR}/man/supervise.1
+                OUTPUT_FILE ${CMAKE_BINARY_DIR}/man/supervise.1.gz COMMAND_ERROR_IS_FATAL ANY)
 
 install(TARGETS supervise RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
-install(FILES ${CMAKE_BINARY_DIR}/man/supervise.1 DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
+install(FILES ${CMAKE_BINARY_DIR}/man/supervise.1.gz DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
 install(FILES ${CMAKE_SOURCE_DIR}/completions/supervise.bash
         DESTINATION ${CMAKE_INSTALL_DATADIR}/bash-completion/completions RENAME supervise)
 install(FILES ${CMAKE_SOURCE_DIR}/completions/_supervise

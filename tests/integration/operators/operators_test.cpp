@@ -252,6 +252,8 @@ TEST_F(Operators, CmakeInstallShipsManPageAndCompletions) {
   auto r = run({CMAKE_COMMAND, "--install", BUILD_DIR, "--prefix", prefix.string()}, ws_);
   ASSERT_EQ(r.status, 0) << r.describe();
   EXPECT_TRUE(fs::exists(prefix / "bin/supervise"));
+  auto gunzip = run({"gzip", "-dk", (prefix / "share/man/man1/supervise.1.gz").string()}, ws_);
+  ASSERT_EQ(gunzip.status, 0) << gunzip.describe();
   std::string man = readFile(prefix / "share/man/man1/supervise.1");
   EXPECT_TRUE(contains(man, ".TH SUPERVISE 1")) << man.substr(0, 200);
   EXPECT_FALSE(contains(man, "@PROJECT_VERSION@"));
