@@ -72,7 +72,8 @@ class KafkaTransport : public Transport {
     auto set = [&](const std::string& name, const std::string& value) -> Status {
       if (rd_kafka_conf_set(conf.get(), name.c_str(), value.c_str(), err, sizeof err) !=
           RD_KAFKA_CONF_OK)
-        return Error{EINVAL, "audit kafka sink: option " + name + "=" + value + ": " + err};
+        // Not the value: it may be a password (sasl.password, ssl.key.password).
+        return Error{EINVAL, name_ + ": option " + name + ": " + err};
       return {};
     };
     SV_TRY(set("bootstrap.servers", options_.brokers));
@@ -98,20 +99,20 @@ class KafkaTransport : public Transport {
     // The loop and the final drain wait on this pipe: librdkafka writes a
     // byte when its main queue (delivery reports, errors) becomes non-empty.
     int fds[2];
-    if (::pipe2(fds, O_NONBLOCK | O_CLOEXEC) != 0) return errnoError("audit kafka sink: pipe");
+    if (::pipe2(fds, O_NONBLOCK | O_CLOEXEC) != 0) return errnoError(name_ + ": pipe");
     wake_read_ = UniqueFd(fds[0]);
     wake_write_ = UniqueFd(fds[1]);
 
     // rd_kafka_new() takes the conf only on success.
     rk_.reset(rd_kafka_new(RD_KAFKA_PRODUCER, conf.get(), err, sizeof err));
-    if (!rk_) return Error{EINVAL, "audit kafka sink " + options_.brokers + ": " + err};
+    if (!rk_) return Error{EINVAL, name_ + ": " + err};
     conf.release();
     rd_kafka_set_log_queue(rk_.get(), nullptr);  // nullptr: the main queue
     queue_.reset(rd_kafka_queue_get_main(rk_.get()));
     rd_kafka_queue_io_event_enable(queue_.get(), wake_write_.get(), "1", 1);
     topic_.reset(rd_kafka_topic_new(rk_.get(), options_.topic.c_str(), nullptr));
     if (!topic_)
-      return Error{EINVAL, "audit kafka sink: topic " + options_.topic + ": " +
+      return Error{EINVAL, name_ + ": topic " + options_.topic + ": " +
                                rd_kafka_err2str(rd_kafka_last_error())};
     return {};
   }
