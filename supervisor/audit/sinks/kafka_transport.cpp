@@ -21,6 +21,7 @@
 
 #include <cstdio>
 #include <set>
+#include <utility>
 #include <string_view>
 #include <vector>
 
@@ -46,6 +47,20 @@ using ConfPtr = std::unique_ptr<rd_kafka_conf_t, ConfDeleter>;
 // How long abandon() serves the delivery reports of what it purged. Purged
 // messages are reported at once; this only bounds a librdkafka that does not.
 constexpr int kPurgeReportMs = 2000;
+
+// The producer's defaults (kafka_transport.h says why each); the sink's
+// options come after them.
+constexpr std::pair<const char*, const char*> kDefaults[] = {
+    {"client.id", "supervise"},
+    {"acks", "all"},
+    {"enable.idempotence", "true"},
+    {"compression.type", "lz4"},  // Debian's build has lz4, zstd, snappy, gzip
+    {"linger.ms", "10"},
+    {"message.timeout.ms", "0"},
+    {"queue.buffering.max.messages", "10000"},
+    {"queue.buffering.max.kbytes", "16384"},
+    {"reconnect.backoff.max.ms", "5000"},  // as the syslog transport's backoff
+};
 
 void toStderr(const std::string& line) { std::fprintf(stderr, "supervise: audit: %s\n", line.c_str()); }
 
@@ -77,15 +92,7 @@ class KafkaTransport : public Transport {
       return {};
     };
     SV_TRY(set("bootstrap.servers", options_.brokers));
-    SV_TRY(set("client.id", "supervise"));
-    SV_TRY(set("acks", "all"));
-    SV_TRY(set("enable.idempotence", "true"));
-    SV_TRY(set("compression.type", "lz4"));
-    SV_TRY(set("linger.ms", "10"));
-    SV_TRY(set("message.timeout.ms", "0"));
-    SV_TRY(set("queue.buffering.max.messages", "10000"));
-    SV_TRY(set("queue.buffering.max.kbytes", "16384"));
-    SV_TRY(set("reconnect.backoff.max.ms", "5000"));  // as the syslog transport's backoff
+    for (const auto& [name, value] : kDefaults) SV_TRY(set(name, value));
     for (const auto& [name, value] : options_.properties) SV_TRY(set(name, value));
     debug_ = options_.properties.count("debug") != 0;
 

@@ -17,18 +17,13 @@
 #include <string>
 #include <vector>
 
+#include "tests/common/run_command.h"
 #include "tests/unit/audit/kafka_mock.h"
 
 namespace {
 
 using nlohmann::json;
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
+using sv::test::slurp;
 
 class KafkaE2E : public testing::Test {
  protected:
