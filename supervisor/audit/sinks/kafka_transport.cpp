@@ -10,7 +10,10 @@
 // producer here, where a bad option can still fail the start (exit 125), is
 // safe. The supervisor installs no seccomp filter or Landlock on itself; the
 // command's confinement is applied in its child only. librdkafka blocks every
-// signal in its threads, so SIGCHLD/SIGHUP still reach the loop.
+// signal in its threads, so SIGCHLD/SIGHUP still reach the loop. One thing
+// they keep: capabilities are per thread, and lowerOwnCapabilities() runs
+// later, on the main thread only, so librdkafka's threads hold the effective
+// set supervise started with (they only connect to the brokers).
 #include "supervisor/audit/sinks/kafka_transport.h"
 
 #include <errno.h>

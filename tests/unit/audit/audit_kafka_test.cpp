@@ -1,8 +1,9 @@
 // The Kafka sink (sinks/kafka_transport.h) through a real AuditLog, against
 // librdkafka's in-process mock cluster, read back by a consumer: every event
 // arrives once, in seq order, keyed by the session id, as valid JSON; a broker
-// down for 5 s in the middle of 100,000 events loses nothing (librdkafka's
-// queue fills, then the memory queue, then the spool); a broker that never
+// down for 5 s in the middle of 100,000 events (30,000 under ASan) loses
+// nothing (librdkafka's queue fills, then the memory queue, then the spool);
+// one line on stderr when it goes, one when it is back; a broker that never
 // comes back costs at most close_timeout and every lost event is counted; a
 // property librdkafka does not accept is an error that names it.
 #include <dirent.h>
@@ -121,16 +122,23 @@ TEST_F(KafkaSinkTest, BrokerDownFiveSecondsLosesNothing) {
   opts.close_timeout = std::chrono::seconds(20);
   AuditLog log(SessionInfo{kSession, "h"}, opts);
   addSink(log);
-  constexpr uint64_t kN = 100000, kDownAt = 20000, kUpAt = 80000;
+#ifdef SV_SANITIZED
+  // 100,000 take minutes at -O0 under ASan; 30,000 still overflow librdkafka's
+  // queue and memory into the spool during the 5 s.
+  constexpr uint64_t kN = 30000;
+#else
+  constexpr uint64_t kN = 100000;
+#endif
+  constexpr uint64_t kDownAt = kN / 5, kUpAt = kN * 4 / 5, kPauseEvery = (kUpAt - kDownAt) / 120;
   uint64_t spooled_max = 0;
   const auto t0 = steady_clock::now();
   for (uint64_t i = 0; i < kN; ++i) {
     if (i == kDownAt) kafka_.down();
     if (i == kUpAt) kafka_.up();
     log.emit(decision());
-    if (i % 500 == 0) {
+    if (i % kPauseEvery == 0) {
       log.flush();
-      // The outage spans 5 s: 120 pauses of 40 ms while 60,000 events come.
+      // The outage spans 5 s: 120 pauses of 40 ms while 60% of the events come.
       if (i >= kDownAt && i < kUpAt) {
         std::this_thread::sleep_for(milliseconds(40));
         spooled_max = std::max(spooled_max, spooledBytes());
@@ -143,12 +151,18 @@ TEST_F(KafkaSinkTest, BrokerDownFiveSecondsLosesNothing) {
   EXPECT_GE(outage_s, 4.5);
   EXPECT_EQ(log.counters().dropped, 0u);
   EXPECT_TRUE(log.sinkErrors().empty()) << log.sinkErrors().front().message();
-  // librdkafka holds 10,000 and memory 64 KiB: most of 60,000 went to disk.
-  EXPECT_GT(spooled_max, 4u << 20) << "the spool carried the outage";
+  // librdkafka holds 10,000 and memory 64 KiB: the rest went to disk.
+  EXPECT_GT(spooled_max, 1u << 20) << "the spool carried the outage";
   EXPECT_EQ(eventSeqs(readBack(kN)), oneTo(kN)) << "gap-free, no duplicates, in seq order";
-  ASSERT_EQ(reports_.size(), 2u) << "one line down, one line back";
-  EXPECT_NE(reports_[0].find("unreachable"), std::string::npos) << reports_[0];
-  EXPECT_NE(reports_[1].find("reachable again"), std::string::npos) << reports_[1];
+  // Not a line per reconnect attempt: one when it went, one when it came back.
+  auto count = [&](const std::string& what) {
+    size_t n = 0;
+    for (const auto& r : reports_) n += r.find(what) != std::string::npos;
+    return n;
+  };
+  EXPECT_EQ(count(": unreachable"), 1u);
+  EXPECT_EQ(count(": reachable again"), 1u);
+  EXPECT_LE(reports_.size(), 3u) << reports_.back();
 }
 
 TEST_F(KafkaSinkTest, BrokerThatNeverComesBackCostsCloseTimeoutAndIsCounted) {
