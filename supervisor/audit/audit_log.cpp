@@ -13,6 +13,7 @@
 #include <string>
 
 #include "supervisor/audit/sha256.h"
+#include "supervisor/audit/sinks/kafka_transport.h"
 #include "supervisor/audit/sinks/net_transport.h"
 #include "supervisor/audit/sinks/syslog_frame.h"
 
@@ -90,6 +91,14 @@ Status AuditLog::addPolicySink(const policy::AuditSink& sink) {
     o.spool_dir = sink.spool_dir;
     o.spool_max_bytes = uint64_t(sink.spool_max_mb * (1 << 20));
     return addSyslogSink(sink.path, o);
+  }
+  if (sink.type == "kafka") {
+    auto t = audit::openKafkaTransport({.brokers = sink.brokers,
+                                        .topic = sink.topic,
+                                        .key = session_.session_id,
+                                        .properties = sink.options});
+    if (!t) return t.error();
+    return addSpooledSink(std::move(*t), sink.spool_dir, uint64_t(sink.spool_max_mb * (1 << 20)));
   }
   return Error{EINVAL, "unknown audit sink type " + sink.type};
 }
