@@ -10,15 +10,17 @@
 // producer here, where a bad option can still fail the start (exit 125), is
 // safe. The supervisor installs no seccomp filter or Landlock on itself; the
 // command's confinement is applied in its child only. librdkafka blocks every
-// signal in its threads, so SIGCHLD/SIGHUP still reach the loop. One thing
-// they keep: capabilities are per thread, and lowerOwnCapabilities() runs
-// later, on the main thread only, so librdkafka's threads hold the effective
-// set supervise started with (they only connect to the brokers).
+// signal in its threads, so SIGCHLD/SIGHUP still reach the loop.
+// Capabilities are per thread and lowerOwnCapabilities() runs later, on the
+// main thread only: each librdkafka thread drops every capability as it
+// starts (an on_thread_start interceptor), since it only talks to brokers.
 #include "supervisor/audit/sinks/kafka_transport.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <librdkafka/rdkafka.h>
+#include <linux/capability.h>
+#include <sys/syscall.h>
 #include <syslog.h>
 #include <unistd.h>
 
@@ -32,6 +34,22 @@
 
 namespace sv::supervisor::audit {
 namespace {
+
+// A thread that only talks to brokers needs no capability: none, for good
+// (effective, permitted and inheritable cleared; capset affects this thread).
+rd_kafka_resp_err_t dropThreadCapabilities(rd_kafka_t*, rd_kafka_thread_type_t, const char*,
+                                           void*) {
+  __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
+  __user_cap_data_struct none[2] = {};
+  return ::syscall(SYS_capset, &header, none) == 0 ? RD_KAFKA_RESP_ERR_NO_ERROR
+                                                   : RD_KAFKA_RESP_ERR__FAIL;
+}
+
+rd_kafka_resp_err_t addThreadInterceptor(rd_kafka_t* rk, const rd_kafka_conf_t*, void*, char*,
+                                         size_t) {
+  return rd_kafka_interceptor_add_on_thread_start(rk, "supervise-caps", &dropThreadCapabilities,
+                                                  nullptr);
+}
 
 struct ConfDeleter {
   void operator()(rd_kafka_conf_t* c) const { rd_kafka_conf_destroy(c); }
@@ -105,6 +123,9 @@ class KafkaTransport : public Transport {
     rd_kafka_conf_set_log_cb(conf.get(), &KafkaTransport::onLog);
     // Logs are served by rd_kafka_poll() too (one thread for every callback).
     SV_TRY(set("log.queue", "true"));
+    if (rd_kafka_conf_interceptor_add_on_new(conf.get(), "supervise-caps", &addThreadInterceptor,
+                                             nullptr) != RD_KAFKA_RESP_ERR_NO_ERROR)
+      return Error{EINVAL, name_ + ": cannot add the thread interceptor"};
 
     // The loop and the final drain wait on this pipe: librdkafka writes a
     // byte when its main queue (delivery reports, errors) becomes non-empty.

@@ -13,6 +13,7 @@
 
 #include <chrono>
 #include <nlohmann/json.hpp>
+#include <map>
 #include <set>
 #include <string>
 #include <thread>
@@ -100,6 +101,39 @@ class KafkaSinkTest : public testing::Test {
   test::TempDir dir_;
   std::vector<std::string> reports_;
 };
+
+// Threads of this process and their effective capabilities (CapEff, hex).
+std::map<std::string, std::string> threadCapabilities() {
+  std::map<std::string, std::string> out;
+  DIR* d = ::opendir("/proc/self/task");
+  if (!d) return out;
+  while (dirent* e = ::readdir(d)) {
+    if (e->d_name[0] == '.') continue;
+    const std::string status = test::slurp(std::string("/proc/self/task/") + e->d_name + "/status");
+    const size_t at = status.find("CapEff:\t");
+    if (at != std::string::npos) out[e->d_name] = status.substr(at + 8, 16);
+  }
+  ::closedir(d);
+  return out;
+}
+
+TEST_F(KafkaSinkTest, LibrdkafkaThreadsHoldNoCapability) {
+  const auto before = threadCapabilities();
+  AuditLog log(SessionInfo{kSession, "h"});
+  addSink(log);
+  log.emit(decision());
+  // Delivered: the producer's threads have started (and run the interceptor).
+  const auto deadline = steady_clock::now() + std::chrono::seconds(10);
+  while (!log.flush() && steady_clock::now() < deadline) std::this_thread::sleep_for(milliseconds(10));
+  ASSERT_TRUE(log.flush());
+  int new_threads = 0;
+  for (const auto& [tid, caps] : threadCapabilities()) {
+    if (before.count(tid)) continue;
+    ++new_threads;
+    EXPECT_EQ(caps, "0000000000000000") << "thread " << tid;
+  }
+  EXPECT_GT(new_threads, 0) << "the producer starts threads of its own";
+}
 
 TEST_F(KafkaSinkTest, EveryEventArrivesOnceInOrderKeyedBySession) {
   AuditLog log(SessionInfo{kSession, "h"});
