@@ -213,6 +213,8 @@ class OtlpTransport : public Transport {
     if (!epoll_ || !multi || !easy) return complainOnce("cannot create the curl handles"), false;
     curl_multi_setopt(multi.get(), CURLMOPT_SOCKETFUNCTION, &OtlpTransport::onSocket);
     curl_multi_setopt(multi.get(), CURLMOPT_SOCKETDATA, this);
+    curl_multi_setopt(multi.get(), CURLMOPT_TIMERFUNCTION, &OtlpTransport::onTimer);
+    curl_multi_setopt(multi.get(), CURLMOPT_TIMERDATA, this);
     curl_slist* list = nullptr;
     auto add = [&list](const std::string& h) {
       if (curl_slist* l = curl_slist_append(list, h.c_str())) list = l;
@@ -273,15 +275,34 @@ class OtlpTransport : public Transport {
       return;
     }
     in_flight_ = true;
+    drive(now);  // connect now, not on the next tick
+  }
+
+  // curl's socket interface: the sockets it wants watched are in epoll_ (so
+  // the drain's poll wakes on a response), and its timer is timer_due_. Only
+  // what is ready is serviced; nothing waits. (curl_multi_perform would be
+  // simpler, but 7.88 tells the socket callback nothing from there.)
+  void drive(int64_t now) {
     int running = 0;
-    curl_multi_perform(multi_.get(), &running);  // connect now, not on the next tick
+    epoll_event evs[8];
+    const int n = epoll_wait(epoll_.get(), evs, 8, 0);
+    for (int i = 0; i < n; ++i) {
+      int flags = 0;
+      if (evs[i].events & EPOLLIN) flags |= CURL_CSELECT_IN;
+      if (evs[i].events & EPOLLOUT) flags |= CURL_CSELECT_OUT;
+      if (evs[i].events & (EPOLLERR | EPOLLHUP)) flags |= CURL_CSELECT_ERR;
+      curl_multi_socket_action(multi_.get(), evs[i].data.fd, flags, &running);
+    }
+    if (timer_due_ >= 0 && now >= timer_due_) {
+      timer_due_ = -1;
+      curl_multi_socket_action(multi_.get(), CURL_SOCKET_TIMEOUT, 0, &running);
+    }
   }
 
   // Moves the transfer on and handles its end.
   void pump(int64_t now) {
     if (!in_flight_) return;
-    int running = 0;
-    curl_multi_perform(multi_.get(), &running);
+    drive(now);
     int left = 0;
     while (CURLMsg* msg = curl_multi_info_read(multi_.get(), &left)) {
       if (msg->msg != CURLMSG_DONE) continue;
@@ -393,6 +414,11 @@ class OtlpTransport : public Transport {
     }
     return len;
   }
+  static int onTimer(CURLM*, long timeout_ms, void* self_ptr) {
+    auto* self = static_cast<OtlpTransport*>(self_ptr);
+    self->timer_due_ = timeout_ms < 0 ? -1 : monotonicNs() + int64_t(timeout_ms) * kMs;
+    return 0;
+  }
   static int onSocket(CURL*, curl_socket_t s, int what, void* self_ptr, void*) {
     auto* self = static_cast<OtlpTransport*>(self_ptr);
     const int ep = self->epoll_.get();
@@ -415,6 +441,7 @@ class OtlpTransport : public Transport {
   bool in_flight_ = false;     // easy_ is in multi_
   int attempts_ = 0;
   int64_t retry_at_ = 0, failed_at_ = 0;
+  int64_t timer_due_ = -1;  // CLOCK_MONOTONIC when curl wants CURL_SOCKET_TIMEOUT; -1: never
   bool retry_after_ = false;  // retry_at_ came from the collector's Retry-After
   std::string gz_;            // the request body as sent
   std::string response_;
