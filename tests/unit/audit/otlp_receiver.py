@@ -201,6 +201,7 @@ def main():
                 if 200 <= status < 300:
                     for lr, ev, a in records:
                         reclog.write(json.dumps({"event": ev, "attributes": a,
+                                                 "body": lr["body"]["stringValue"],
                                                  "severityNumber": lr["severityNumber"],
                                                  "timeUnixNano": lr["timeUnixNano"]}) + "\n")
             resp = b"{}"
