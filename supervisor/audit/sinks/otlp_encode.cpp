@@ -90,8 +90,7 @@ class Scanner {
     }
     // true, false, null, numbers: up to the next delimiter.
     const size_t start = i_;
-    while (i_ < s_.size() && s_[i_] != ',' && s_[i_] != '}' && s_[i_] != ']' && s_[i_] != ' ')
-      ++i_;
+    while (i_ < s_.size() && s_[i_] != ',' && s_[i_] != '}' && s_[i_] != ']' && s_[i_] != ' ') ++i_;
     return i_ > start;
   }
 
@@ -130,7 +129,9 @@ int64_t parseRfc3339(std::string_view t) {
       !digits(8, 2, d) || (t[10] != 'T' && t[10] != 't') || !digits(11, 2, h) || t[13] != ':' ||
       !digits(14, 2, mi) || t[16] != ':' || !digits(17, 2, s))
     return 0;
-  if (y < 1970 || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || s > 60) return 0;
+  // int64 nanoseconds end in April 2262 (found by the fuzzer: year 4052 overflowed).
+  if (y < 1970 || y > 2261 || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || s > 60)
+    return 0;
   size_t i = 19;
   int64_t frac = 0;
   if (i < t.size() && t[i] == '.') {
@@ -163,8 +164,8 @@ bool scanNested(Scanner& sc, std::string_view outer, RecordFields& f) {
                !sc.peek('[') && !sc.peek('n')) {
       if (!sc.integer(n)) return false;
       f.pid = n;
-    } else if ((outer == "metadata" || outer == "event") && key == "sequence" &&
-               !sc.peek('"') && !sc.peek('{') && !sc.peek('[') && !sc.peek('n')) {
+    } else if ((outer == "metadata" || outer == "event") && key == "sequence" && !sc.peek('"') &&
+               !sc.peek('{') && !sc.peek('[') && !sc.peek('n')) {
       if (!sc.integer(n)) return false;
       if (n > 0) f.seq = uint64_t(n);
     } else if (!sc.skipValue(1)) {
@@ -209,13 +210,20 @@ RecordFields scanRecord(std::string_view record) {
       std::string_view v;
       if (!sc.string(v, esc)) return f;
       if (esc) continue;  // ids and names we route on have no escapes; the body keeps it
-      if (key == "time" || key == "@timestamp") f.time_ns = parseRfc3339(v);
-      else if (key == "event_id") f.event_id = v;
-      else if (key == "session_id") f.session_id = v;
-      else if (key == "category") f.category = v;
-      else if (key == "operation") f.operation = v;
-      else if (key == "decision") f.decision = v;
-      else if (key == "enforced_by") f.enforced_by = v;
+      if (key == "time" || key == "@timestamp")
+        f.time_ns = parseRfc3339(v);
+      else if (key == "event_id")
+        f.event_id = v;
+      else if (key == "session_id")
+        f.session_id = v;
+      else if (key == "category")
+        f.category = v;
+      else if (key == "operation")
+        f.operation = v;
+      else if (key == "decision")
+        f.decision = v;
+      else if (key == "enforced_by")
+        f.enforced_by = v;
     } else if (sc.peek('{') &&
                (key == "rule" || key == "process" || key == "metadata" || key == "event")) {
       if (!scanNested(sc, key, f)) return f;

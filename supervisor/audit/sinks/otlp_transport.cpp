@@ -20,8 +20,9 @@ namespace {
 
 constexpr int64_t kMs = 1000000;
 constexpr int64_t kEagerBackoff = 100 * kMs;  // the final drain retries this often (no Retry-After)
-constexpr size_t kMaxResponse = 64u << 10;    // what we keep of a response body (errors, partial success)
-constexpr int64_t kWarnEvery = 60000 * kMs;   // one partial-success warning per minute at most
+constexpr size_t kMaxResponse = 64u
+                                << 10;  // what we keep of a response body (errors, partial success)
+constexpr int64_t kWarnEvery = 60000 * kMs;  // one partial-success warning per minute at most
 
 int64_t monotonicNs() {
   timespec ts{};
@@ -233,7 +234,7 @@ class OtlpTransport : public Transport {
                                                   ? std::string("unknown")
                                                   : options_.resource.service_version);
     curl_easy_setopt(e, CURLOPT_USERAGENT, agent.c_str());  // curl copies strings
-    curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);  // no SIGALRM in a threaded supervisor
+    curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);              // no SIGALRM in a threaded supervisor
     curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, long(options_.request_timeout.count()));
     curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, 5000L);
     curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
@@ -339,8 +340,8 @@ class OtlpTransport : public Transport {
       std::fprintf(stderr,
                    "supervise: audit %s: HTTP %ld, not retried: %s dropped%s%s (later "
                    "rejections are only counted in dropped records)\n",
-                   name_.c_str(), status, seqRange(sending_).c_str(),
-                   response_.empty() ? "" : ": ", excerpt(response_).c_str());
+                   name_.c_str(), status, seqRange(sending_).c_str(), response_.empty() ? "" : ": ",
+                   excerpt(response_).c_str());
     }
     lose(sending_);
     have_request_ = false;
@@ -381,7 +382,8 @@ class OtlpTransport : public Transport {
     if (warned_at_ && now - warned_at_ < kWarnEvery) return;
     warned_at_ = now;
     std::string msg;
-    if (auto m = ps->find("errorMessage"); m != ps->end() && m->is_string()) msg = m->get<std::string>();
+    if (auto m = ps->find("errorMessage"); m != ps->end() && m->is_string())
+      msg = m->get<std::string>();
     std::fprintf(stderr,
                  "supervise: audit %s: the collector rejected %llu log records in all (partial "
                  "success, it does not say which; not retried)%s%s\n",
@@ -441,7 +443,7 @@ class OtlpTransport : public Transport {
   bool in_flight_ = false;     // easy_ is in multi_
   int attempts_ = 0;
   int64_t retry_at_ = 0, failed_at_ = 0;
-  int64_t timer_due_ = -1;  // CLOCK_MONOTONIC when curl wants CURL_SOCKET_TIMEOUT; -1: never
+  int64_t timer_due_ = -1;    // CLOCK_MONOTONIC when curl wants CURL_SOCKET_TIMEOUT; -1: never
   bool retry_after_ = false;  // retry_at_ came from the collector's Retry-After
   std::string gz_;            // the request body as sent
   std::string response_;

@@ -37,7 +37,7 @@
 namespace sv::supervisor::audit {
 
 struct OtlpOptions {
-  std::string url;  // http(s)://HOST:PORT/v1/logs
+  std::string url;                             // http(s)://HOST:PORT/v1/logs
   std::map<std::string, std::string> headers;  // e.g. Authorization
   std::string ca_file;  // https: the collector's CA (PEM); empty: system trust
   OtlpResource resource;

@@ -47,11 +47,11 @@ class OtlpE2E : public testing::Test {
 TEST_F(OtlpE2E, SessionStartDecisionsAndEndArriveValidAndInOrder) {
   sv::test::OtlpReceiver rx(dir_, {});
   ASSERT_TRUE(rx.start());
-  const std::string cmd =
-      "cd " + dir_ + " && " + SUPERVISE_BIN + " --quiet --audit-file audit.jsonl --audit-otlp " +
-      rx.url() +
-      " -- sh -c 'for i in $(seq 300); do cat /etc/hostname >/dev/null; done; "
-      "echo x > /etc/sv-otlp-e2e-denied 2>/dev/null; exit 0' >/dev/null 2>" + dir_ + "/stderr";
+  const std::string cmd = "cd " + dir_ + " && " + SUPERVISE_BIN +
+                          " --quiet --audit-file audit.jsonl --audit-otlp " + rx.url() +
+                          " -- sh -c 'for i in $(seq 300); do cat /etc/hostname >/dev/null; done; "
+                          "echo x > /etc/sv-otlp-e2e-denied 2>/dev/null; exit 0' >/dev/null 2>" +
+                          dir_ + "/stderr";
   const int st = std::system(cmd.c_str());
   const int status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
   if (status == 125) GTEST_SKIP() << "needs a host supervise can enforce on (exit 125)";

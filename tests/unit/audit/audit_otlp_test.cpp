@@ -195,8 +195,10 @@ TEST_F(OtlpSinkTest, A400LosesExactlyItsBatchNamedInADroppedRecord) {
   std::vector<uint64_t> got;
   const auto records = rx.records();
   for (const auto& r : records) {
-    if (r["event"].value("operation", "") == "dropped") dropped = &r["event"];
-    else got.push_back(r["event"]["seq"].get<uint64_t>());
+    if (r["event"].value("operation", "") == "dropped")
+      dropped = &r["event"];
+    else
+      got.push_back(r["event"]["seq"].get<uint64_t>());
   }
   ASSERT_NE(dropped, nullptr) << "the loss is reported on the sink itself";
   EXPECT_EQ((*dropped)["dropped"]["count"], 100u);
@@ -221,8 +223,8 @@ TEST_F(OtlpSinkTest, CloseGivesUpOnACollectorThatNeverAnswers) {
   AuditLogOptions opts;
   opts.close_timeout = std::chrono::milliseconds(1000);
   AuditLog log(SessionInfo{"0123456789abcdef0123456789abcdef", "otlp-host"}, opts);
-  ASSERT_TRUE(log.addOtlpSink(sinkOptions("http://127.0.0.1:" +
-                                              std::to_string(ntohs(a.sin_port)) + "/v1/logs",
+  ASSERT_TRUE(log.addOtlpSink(sinkOptions("http://127.0.0.1:" + std::to_string(ntohs(a.sin_port)) +
+                                              "/v1/logs",
                                           spool()))
                   .ok());
   emitMany(log, 600, 10, std::chrono::microseconds(1000), [](int) {});

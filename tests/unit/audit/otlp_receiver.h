@@ -27,8 +27,8 @@ class OtlpReceiver {
 
   bool start() {
     ::unlink((dir_ + "/port").c_str());
-    std::vector<std::string> argv = {SV_PYTHON, SV_OTLP_RECEIVER, "--out", dir_, "--port",
-                                     std::to_string(port_)};
+    std::vector<std::string> argv = {SV_PYTHON, SV_OTLP_RECEIVER, "--out",
+                                     dir_,      "--port",         std::to_string(port_)};
     argv.insert(argv.end(), args_.begin(), args_.end());
     std::vector<char*> c;
     for (auto& a : argv) c.push_back(a.data());

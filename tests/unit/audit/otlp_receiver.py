@@ -152,6 +152,8 @@ def main():
     ap.add_argument("--schedule", default="")
     ap.add_argument("--retry-after", default="1")
     ap.add_argument("--partial", type=int, default=0)
+    ap.add_argument("--no-check", action="store_true",
+                    help="answer 200 at once, check and log nothing (throughput runs)")
     args = ap.parse_args()
     schedule = [int(s) for s in args.schedule.split(",") if s]
     lock = threading.Lock()
@@ -175,6 +177,12 @@ def main():
         def do_POST(self):
             t = time.time()
             body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+            if args.no_check:
+                self.send_response(200)
+                self.send_header("Content-Length", "2")
+                self.end_headers()
+                self.wfile.write(b"{}")
+                return
             error = None
             records = []
             try:
