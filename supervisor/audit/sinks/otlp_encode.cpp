@@ -175,25 +175,21 @@ bool scanNested(Scanner& sc, std::string_view outer, RecordFields& f) {
   return sc.consume('}');
 }
 
-void attribute(JsonWriter& w, std::string_view key, std::string_view value) {
+// One KeyValue; `kind` the AnyValue member ("stringValue", or "intValue",
+// whose int64 the JSON mapping writes as a decimal string).
+void attribute(JsonWriter& w, std::string_view key, std::string_view value,
+               std::string_view kind = "stringValue") {
   w.beginObject();
   w.member("key", key);
   w.key("value");
   w.beginObject();
-  w.member("stringValue", value);
+  w.member(kind, value);
   w.endObject();
   w.endObject();
 }
 
-// int64 in the JSON mapping: a decimal string.
 void intAttribute(JsonWriter& w, std::string_view key, int64_t value) {
-  w.beginObject();
-  w.member("key", key);
-  w.key("value");
-  w.beginObject();
-  w.member("intValue", std::to_string(value));
-  w.endObject();
-  w.endObject();
+  attribute(w, key, std::to_string(value), "intValue");
 }
 
 }  // namespace
