@@ -100,6 +100,15 @@ Status AuditLog::addPolicySink(const policy::AuditSink& sink) {
     if (!t) return t.error();
     return addSpooledSink(std::move(*t), sink.spool_dir, uint64_t(sink.spool_max_mb * (1 << 20)));
   }
+  if (sink.type == "otlp") {
+    OtlpSinkOptions o;
+    o.otlp.url = sink.url;
+    o.otlp.headers = sink.headers;
+    o.otlp.ca_file = sink.ca_file;
+    o.spool_dir = sink.spool_dir;
+    o.spool_max_bytes = uint64_t(sink.spool_max_mb * (1 << 20));
+    return addOtlpSink(std::move(o));
+  }
   return Error{EINVAL, "unknown audit sink type " + sink.type};
 }
 
@@ -168,6 +177,15 @@ Status AuditLog::addSyslogSink(const std::string& url, SyslogSinkOptions options
   const Framing framing =
       (*t)->datagram() ? Framing::kSyslogDatagram : Framing::kSyslogOctetCounted;
   return addSinkLocked(std::move(*t), framing, std::move(*spool));
+}
+
+Status AuditLog::addOtlpSink(OtlpSinkOptions options) {
+  options.otlp.resource.host_name = session_.host;
+  options.otlp.resource.service_version = session_.agent_version;
+  options.otlp.resource.session_id = session_.session_id;
+  auto t = audit::openOtlpTransport(std::move(options.otlp));
+  if (!t) return t.error();
+  return addSpooledSink(std::move(*t), options.spool_dir, options.spool_max_bytes);
 }
 
 Status AuditLog::addSink(std::unique_ptr<audit::Transport> transport) {

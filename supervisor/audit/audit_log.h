@@ -45,6 +45,7 @@
 #include "policy/model.h"
 #include "supervisor/audit/formats/formats.h"
 #include "supervisor/audit/sinks/fd_transport.h"
+#include "supervisor/audit/sinks/otlp_transport.h"
 #include "supervisor/audit/sinks/spool.h"
 #include "supervisor/audit/sinks/transport.h"
 #include "supervisor/audit/audit_event.h"
@@ -71,6 +72,15 @@ struct SyslogSinkOptions {
   std::string spool_dir;  // empty: /var/tmp
   uint64_t spool_max_bytes = 256u << 20;  // 0: no spool, drop when memory is full
   size_t replay_bytes = 4u << 20;        // tcp/tls: resent after a reconnect
+};
+
+// An OTLP/HTTP logs sink (sinks/otlp_transport.h): url, headers, caFile and
+// the batching/backoff knobs in `otlp`; its resource (host.name,
+// service.version, service.instance.id) is filled from the session.
+struct OtlpSinkOptions {
+  audit::OtlpOptions otlp;
+  std::string spool_dir;  // empty: /var/tmp
+  uint64_t spool_max_bytes = 256u << 20;  // 0: no spool
 };
 
 // What the CLI and the policy asked for: --audit-file PATH, --audit-fd N,
@@ -106,6 +116,8 @@ class AuditLog {
   Status addStdoutSink();
   // RFC 5424 to a receiver; does not wait for it (the loop connects).
   Status addSyslogSink(const std::string& url, SyslogSinkOptions options = {});
+  // OTLP/HTTP logs to a collector; does not connect yet (the loop does).
+  Status addOtlpSink(OtlpSinkOptions options);
   // Any transport with JSON-lines framing (tests, future transports).
   Status addSink(std::unique_ptr<audit::Transport> transport);
   // The same with an on-disk spool for while the receiver is away (network

@@ -6,7 +6,10 @@
 // /dev/null; PATH "none": no sink, as a session without audit output; PATH
 // "kafka": a Kafka sink to librdkafka's in-process mock cluster, flushed
 // every 256 emits as the loop would, the time including the final drain that
-// waits for every acknowledgement). Prints events/s on stderr.
+// waits for every acknowledgement); PATH http://HOST:PORT/v1/logs: an OTLP
+// sink, e.g. to `otlp_receiver.py --no-check`, flushed every 64 emits, the
+// time including close(), i.e. until the collector acknowledged the last batch).
+// Prints events/s on stderr.
 #include <time.h>
 
 #include <cstdio>
@@ -30,6 +33,7 @@ int main(int argc, char** argv) {
   info.agent_version = "0.1.0";
   AuditLog log(info);
   const bool kafka = path == "kafka";
+  const bool otlp = path.rfind("http", 0) == 0;
   std::unique_ptr<sv::test::MockKafka> mock;
   sv::Status st;
   if (kafka) {
@@ -37,6 +41,10 @@ int main(int argc, char** argv) {
     auto t = audit::openKafkaTransport(
         {.brokers = mock->bootstraps(), .topic = "audit", .key = info.session_id});
     st = t ? log.addSpooledSink(std::move(*t), "/var/tmp", 256u << 20) : sv::Status(t.error());
+  } else if (otlp) {
+    OtlpSinkOptions o;
+    o.otlp.url = path;
+    st = log.addOtlpSink(o);
   } else if (path != "none") {
     st = log.addFileSink(path);
   }
@@ -50,12 +58,13 @@ int main(int argc, char** argv) {
   clock_gettime(CLOCK_MONOTONIC, &t0);
   for (long i = 0; i < n; ++i) {
     log.emit(ev);
-    if (kafka && i % 256 == 0) log.flush();
+    if ((kafka && i % 256 == 0) || (otlp && i % 64 == 0)) log.flush();
   }
   log.flush();
-  if (kafka) log.close();
+  if (kafka || otlp) log.close();
   clock_gettime(CLOCK_MONOTONIC, &t1);
   const double secs = double(t1.tv_sec - t0.tv_sec) + double(t1.tv_nsec - t0.tv_nsec) / 1e9;
-  std::fprintf(stderr, "%ld events in %.3f s: %.0f events/s\n", n, secs, double(n) / secs);
+  std::fprintf(stderr, "%ld events in %.3f s: %.0f events/s (dropped %llu)\n", n, secs,
+               double(n) / secs, static_cast<unsigned long long>(log.counters().dropped));
   return 0;
 }
