@@ -1,11 +1,5 @@
-// GnuTLS for the TLS audit sinks, loaded when the first one is opened.
-//
-// Why not linked: loading libgnutls and the eight libraries it needs, and
-// running its constructor (crypto back ends, system configuration), cost
-// every start-up 3.6 ms on the test VM (a linked-only `int main(){}`: 5.9 ms
-// against 2.3 ms), while few sessions send audit over TLS. The headers
-// still come from libgnutls28-dev, so the signatures are checked at compile
-// time.
+// GnuTLS for the TLS audit sinks, loaded when the first one is opened
+// (shared_library.h says why it is not linked).
 #pragma once
 
 #include <gnutls/gnutls.h>

@@ -1,6 +1,6 @@
 // Kafka transport over librdkafka: see kafka_transport.h.
 //
-// Threads: rd_kafka_new() starts librdkafka's threads (a main thread and one
+// Threads: kafka().create() starts librdkafka's threads (a main thread and one
 // per broker). The session opens the AuditLog (openAudit) after the command
 // was cloned (launchCommand: CLONE_VM|CLONE_VFORK, raw syscalls only until
 // execve, and its fd table is a copy taken at clone time, so it never holds a
@@ -31,9 +31,13 @@
 #include <vector>
 
 #include "common/unique_fd.h"
+#include "supervisor/audit/sinks/rdkafka_api.h"
 
 namespace sv::supervisor::audit {
 namespace {
+
+// librdkafka's functions: openKafkaTransport() loaded them before any use.
+const Rdkafka& kafka() { return *rdkafka().value(); }
 
 // A thread that only talks to brokers needs no capability: none, for good
 // (effective, permitted and inheritable cleared; capset affects this thread).
@@ -47,21 +51,21 @@ rd_kafka_resp_err_t dropThreadCapabilities(rd_kafka_t*, rd_kafka_thread_type_t, 
 
 rd_kafka_resp_err_t addThreadInterceptor(rd_kafka_t* rk, const rd_kafka_conf_t*, void*, char*,
                                          size_t) {
-  return rd_kafka_interceptor_add_on_thread_start(rk, "supervise-caps", &dropThreadCapabilities,
+  return kafka().interceptor_add_on_thread_start(rk, "supervise-caps", &dropThreadCapabilities,
                                                   nullptr);
 }
 
 struct ConfDeleter {
-  void operator()(rd_kafka_conf_t* c) const { rd_kafka_conf_destroy(c); }
+  void operator()(rd_kafka_conf_t* c) const { kafka().conf_destroy(c); }
 };
 struct KafkaDeleter {
-  void operator()(rd_kafka_t* rk) const { rd_kafka_destroy(rk); }
+  void operator()(rd_kafka_t* rk) const { kafka().destroy(rk); }
 };
 struct TopicDeleter {
-  void operator()(rd_kafka_topic_t* t) const { rd_kafka_topic_destroy(t); }
+  void operator()(rd_kafka_topic_t* t) const { kafka().topic_destroy(t); }
 };
 struct QueueDeleter {
-  void operator()(rd_kafka_queue_t* q) const { rd_kafka_queue_destroy(q); }
+  void operator()(rd_kafka_queue_t* q) const { kafka().queue_destroy(q); }
 };
 using ConfPtr = std::unique_ptr<rd_kafka_conf_t, ConfDeleter>;
 
@@ -95,18 +99,18 @@ class KafkaTransport : public Transport {
   ~KafkaTransport() override {
     if (!rk_) return;
     // Normally the AuditLog drained us; anything left is given up on so
-    // rd_kafka_destroy() does not wait for a broker that is away.
-    rd_kafka_purge(rk_.get(), RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT);
-    queue_.reset();  // librdkafka wants queue and topic handles back before rd_kafka_destroy()
+    // kafka().destroy() does not wait for a broker that is away.
+    kafka().purge(rk_.get(), RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT);
+    queue_.reset();  // librdkafka wants queue and topic handles back before kafka().destroy()
     topic_.reset();
     rk_.reset();
   }
 
   Status init() {
     char err[512];
-    ConfPtr conf(rd_kafka_conf_new());
+    ConfPtr conf(kafka().conf_new());
     auto set = [&](const std::string& name, const std::string& value) -> Status {
-      if (rd_kafka_conf_set(conf.get(), name.c_str(), value.c_str(), err, sizeof err) !=
+      if (kafka().conf_set(conf.get(), name.c_str(), value.c_str(), err, sizeof err) !=
           RD_KAFKA_CONF_OK)
         // Not the value: it may be a password (sasl.password, ssl.key.password).
         return Error{EINVAL, name_ + ": option " + name + ": " + err};
@@ -117,13 +121,13 @@ class KafkaTransport : public Transport {
     for (const auto& [name, value] : options_.properties) SV_TRY(set(name, value));
     debug_ = options_.properties.count("debug") != 0;
 
-    rd_kafka_conf_set_opaque(conf.get(), this);
-    rd_kafka_conf_set_dr_msg_cb(conf.get(), &KafkaTransport::onDelivery);
-    rd_kafka_conf_set_error_cb(conf.get(), &KafkaTransport::onError);
-    rd_kafka_conf_set_log_cb(conf.get(), &KafkaTransport::onLog);
-    // Logs are served by rd_kafka_poll() too (one thread for every callback).
+    kafka().conf_set_opaque(conf.get(), this);
+    kafka().conf_set_dr_msg_cb(conf.get(), &KafkaTransport::onDelivery);
+    kafka().conf_set_error_cb(conf.get(), &KafkaTransport::onError);
+    kafka().conf_set_log_cb(conf.get(), &KafkaTransport::onLog);
+    // Logs are served by kafka().poll() too (one thread for every callback).
     SV_TRY(set("log.queue", "true"));
-    if (rd_kafka_conf_interceptor_add_on_new(conf.get(), "supervise-caps", &addThreadInterceptor,
+    if (kafka().conf_interceptor_add_on_new(conf.get(), "supervise-caps", &addThreadInterceptor,
                                              nullptr) != RD_KAFKA_RESP_ERR_NO_ERROR)
       return Error{EINVAL, name_ + ": cannot add the thread interceptor"};
 
@@ -134,17 +138,17 @@ class KafkaTransport : public Transport {
     wake_read_ = UniqueFd(fds[0]);
     wake_write_ = UniqueFd(fds[1]);
 
-    // rd_kafka_new() takes the conf only on success.
-    rk_.reset(rd_kafka_new(RD_KAFKA_PRODUCER, conf.get(), err, sizeof err));
+    // kafka().create() takes the conf only on success.
+    rk_.reset(kafka().create(RD_KAFKA_PRODUCER, conf.get(), err, sizeof err));
     if (!rk_) return Error{EINVAL, name_ + ": " + err};
     conf.release();
-    rd_kafka_set_log_queue(rk_.get(), nullptr);  // nullptr: the main queue
-    queue_.reset(rd_kafka_queue_get_main(rk_.get()));
-    rd_kafka_queue_io_event_enable(queue_.get(), wake_write_.get(), "1", 1);
-    topic_.reset(rd_kafka_topic_new(rk_.get(), options_.topic.c_str(), nullptr));
+    kafka().set_log_queue(rk_.get(), nullptr);  // nullptr: the main queue
+    queue_.reset(kafka().queue_get_main(rk_.get()));
+    kafka().queue_io_event_enable(queue_.get(), wake_write_.get(), "1", 1);
+    topic_.reset(kafka().topic_new(rk_.get(), options_.topic.c_str(), nullptr));
     if (!topic_)
       return Error{EINVAL, name_ + ": topic " + options_.topic + ": " +
-                               rd_kafka_err2str(rd_kafka_last_error())};
+                               kafka().err2str(kafka().last_error())};
     return {};
   }
 
@@ -162,14 +166,14 @@ class KafkaTransport : public Transport {
     char buf[64];
     while (::read(wake_read_.get(), buf, sizeof buf) > 0) {
     }
-    rd_kafka_poll(rk_.get(), 0);
+    kafka().poll(rk_.get(), 0);
     return true;  // librdkafka connects and retries on its own; write() says when it is full
   }
 
   Result<size_t> write(const char* data, size_t len) override {
     size_t n = len;
     if (n > 0 && data[n - 1] == '\n') --n;
-    const rd_kafka_resp_err_t err = rd_kafka_producev(
+    const rd_kafka_resp_err_t err = kafka().producev(
         rk_.get(), RD_KAFKA_V_RKT(topic_.get()), RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
         RD_KAFKA_V_VALUE(const_cast<char*>(data), n),
         RD_KAFKA_V_KEY(options_.key.data(), options_.key.size()), RD_KAFKA_V_END);
@@ -185,16 +189,16 @@ class KafkaTransport : public Transport {
     // This record can never go (too large for the broker, unknown topic):
     // taken, and handed back as lost so the loss is counted, not retried forever.
     lost_.emplace_back(data, n);
-    reportOnce(err, rd_kafka_err2str(err));
+    reportOnce(err, kafka().err2str(err));
     return len;
   }
 
   void abandon() override {
     if (!rk_) return;
-    rd_kafka_purge(rk_.get(), RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT);
+    kafka().purge(rk_.get(), RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT);
     // The purged messages come back through onDelivery() as lost.
     for (int waited = 0; in_flight_ > 0 && waited < kPurgeReportMs; waited += 10)
-      rd_kafka_poll(rk_.get(), 10);
+      kafka().poll(rk_.get(), 10);
   }
 
   void takeLost(const std::function<void(std::string_view record)>& lost) override {
@@ -203,7 +207,7 @@ class KafkaTransport : public Transport {
   }
 
  private:
-  // C callbacks, run inside rd_kafka_poll() on our thread: nothing may throw
+  // C callbacks, run inside kafka().poll() on our thread: nothing may throw
   // out of them (an allocation failure there is not worth a std::terminate).
   static void onDelivery(rd_kafka_t*, const rd_kafka_message_t* m, void* opaque) {
     auto* self = static_cast<KafkaTransport*>(opaque);
@@ -222,7 +226,7 @@ class KafkaTransport : public Transport {
       // the options set. Possibly persisted or not, it counts as lost.
       self->lost_.emplace_back(static_cast<const char*>(m->payload), m->len);
       if (m->err != RD_KAFKA_RESP_ERR__PURGE_QUEUE && m->err != RD_KAFKA_RESP_ERR__PURGE_INFLIGHT)
-        self->reportOnce(m->err, rd_kafka_err2str(m->err));
+        self->reportOnce(m->err, kafka().err2str(m->err));
     } catch (...) {
     }
   }
@@ -253,7 +257,7 @@ class KafkaTransport : public Transport {
   }
 
   static void onLog(const rd_kafka_t* rk, int level, const char* fac, const char* buf) {
-    auto* self = static_cast<KafkaTransport*>(rd_kafka_opaque(rk));
+    auto* self = static_cast<KafkaTransport*>(kafka().opaque(rk));
     if (self && self->debug_) std::fprintf(stderr, "supervise: audit: kafka %d %s: %s\n", level, fac, buf);
   }
 
@@ -261,7 +265,7 @@ class KafkaTransport : public Transport {
     if (fatal_) return;
     fatal_ = true;
     char reason[512] = "fatal error";
-    rd_kafka_fatal_error(rk_.get(), reason, sizeof reason);
+    kafka().fatal_error(rk_.get(), reason, sizeof reason);
     fatal_reason_ = reason;
     options_.report(name_ + ": " + fatal_reason_ + "; the sink stops");
   }
@@ -289,6 +293,7 @@ class KafkaTransport : public Transport {
 }  // namespace
 
 Result<std::unique_ptr<Transport>> openKafkaTransport(KafkaOptions options) {
+  if (auto lib = rdkafka(); !lib) return lib.error();
   auto t = std::make_unique<KafkaTransport>(std::move(options));
   SV_TRY(t->init());
   return std::unique_ptr<Transport>(std::move(t));

@@ -14,9 +14,13 @@
 #include <vector>
 
 #include "common/unique_fd.h"
+#include "supervisor/audit/sinks/curl_api.h"
 
 namespace sv::supervisor::audit {
 namespace {
+
+// libcurl's functions: openOtlpTransport() loaded them before any use.
+const Curl& curl() { return *curlApi().value(); }
 
 constexpr int64_t kMs = 1000000;
 constexpr int64_t kEagerBackoff = 100 * kMs;  // the final drain retries this often (no Retry-After)
@@ -37,13 +41,13 @@ int64_t realtimeNs() {
 }
 
 struct MultiDeleter {
-  void operator()(CURLM* m) const { curl_multi_cleanup(m); }
+  void operator()(CURLM* m) const { curl().multi_cleanup(m); }
 };
 struct EasyDeleter {
-  void operator()(CURL* e) const { curl_easy_cleanup(e); }
+  void operator()(CURL* e) const { curl().easy_cleanup(e); }
 };
 struct SlistDeleter {
-  void operator()(curl_slist* l) const { curl_slist_free_all(l); }
+  void operator()(curl_slist* l) const { curl().slist_free_all(l); }
 };
 
 // gzip (RFC 1952) with one reused deflate state.
@@ -127,7 +131,7 @@ class OtlpTransport : public Transport {
 
   ~OtlpTransport() override {
     // The easy handle leaves the multi before either is cleaned up.
-    if (in_flight_) curl_multi_remove_handle(multi_.get(), easy_.get());
+    if (in_flight_) curl().multi_remove_handle(multi_.get(), easy_.get());
   }
 
   const std::string& name() const override { return name_; }
@@ -174,7 +178,7 @@ class OtlpTransport : public Transport {
 
   void abandon() override {
     if (in_flight_) {
-      curl_multi_remove_handle(multi_.get(), easy_.get());
+      curl().multi_remove_handle(multi_.get(), easy_.get());
       in_flight_ = false;
     }
     if (have_request_) lose(sending_);
@@ -206,19 +210,19 @@ class OtlpTransport : public Transport {
   bool start() {
     static std::once_flag once;
     static CURLcode global = CURLE_OK;
-    std::call_once(once, [] { global = curl_global_init(CURL_GLOBAL_DEFAULT); });
+    std::call_once(once, [] { global = curl().global_init(CURL_GLOBAL_DEFAULT); });
     if (global != CURLE_OK) return complainOnce("curl_global_init failed"), false;
     epoll_ = UniqueFd(epoll_create1(EPOLL_CLOEXEC));
-    std::unique_ptr<CURLM, MultiDeleter> multi(curl_multi_init());
-    std::unique_ptr<CURL, EasyDeleter> easy(curl_easy_init());
+    std::unique_ptr<CURLM, MultiDeleter> multi(curl().multi_init());
+    std::unique_ptr<CURL, EasyDeleter> easy(curl().easy_init());
     if (!epoll_ || !multi || !easy) return complainOnce("cannot create the curl handles"), false;
-    curl_multi_setopt(multi.get(), CURLMOPT_SOCKETFUNCTION, &OtlpTransport::onSocket);
-    curl_multi_setopt(multi.get(), CURLMOPT_SOCKETDATA, this);
-    curl_multi_setopt(multi.get(), CURLMOPT_TIMERFUNCTION, &OtlpTransport::onTimer);
-    curl_multi_setopt(multi.get(), CURLMOPT_TIMERDATA, this);
+    curl().multi_setopt(multi.get(), CURLMOPT_SOCKETFUNCTION, &OtlpTransport::onSocket);
+    curl().multi_setopt(multi.get(), CURLMOPT_SOCKETDATA, this);
+    curl().multi_setopt(multi.get(), CURLMOPT_TIMERFUNCTION, &OtlpTransport::onTimer);
+    curl().multi_setopt(multi.get(), CURLMOPT_TIMERDATA, this);
     curl_slist* list = nullptr;
     auto add = [&list](const std::string& h) {
-      if (curl_slist* l = curl_slist_append(list, h.c_str())) list = l;
+      if (curl_slist* l = curl().slist_append(list, h.c_str())) list = l;
     };
     add("Content-Type: application/json");
     add("Content-Encoding: gzip");
@@ -226,21 +230,21 @@ class OtlpTransport : public Transport {
     for (const auto& [k, v] : options_.headers) add(k + ": " + v);
     headers_.reset(list);
     CURL* e = easy.get();
-    curl_easy_setopt(e, CURLOPT_URL, options_.url.c_str());
-    curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
-    curl_easy_setopt(e, CURLOPT_POST, 1L);
-    curl_easy_setopt(e, CURLOPT_HTTPHEADER, headers_.get());
+    curl().easy_setopt(e, CURLOPT_URL, options_.url.c_str());
+    curl().easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+    curl().easy_setopt(e, CURLOPT_POST, 1L);
+    curl().easy_setopt(e, CURLOPT_HTTPHEADER, headers_.get());
     const std::string agent = "supervise/" + (options_.resource.service_version.empty()
                                                   ? std::string("unknown")
                                                   : options_.resource.service_version);
-    curl_easy_setopt(e, CURLOPT_USERAGENT, agent.c_str());  // curl copies strings
-    curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);              // no SIGALRM in a threaded supervisor
-    curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, long(options_.request_timeout.count()));
-    curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, 5000L);
-    curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
-    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, &OtlpTransport::onBody);
-    curl_easy_setopt(e, CURLOPT_WRITEDATA, this);
-    if (!options_.ca_file.empty()) curl_easy_setopt(e, CURLOPT_CAINFO, options_.ca_file.c_str());
+    curl().easy_setopt(e, CURLOPT_USERAGENT, agent.c_str());  // curl copies strings
+    curl().easy_setopt(e, CURLOPT_NOSIGNAL, 1L);              // no SIGALRM in a threaded supervisor
+    curl().easy_setopt(e, CURLOPT_TIMEOUT_MS, long(options_.request_timeout.count()));
+    curl().easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, 5000L);
+    curl().easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
+    curl().easy_setopt(e, CURLOPT_WRITEFUNCTION, &OtlpTransport::onBody);
+    curl().easy_setopt(e, CURLOPT_WRITEDATA, this);
+    if (!options_.ca_file.empty()) curl().easy_setopt(e, CURLOPT_CAINFO, options_.ca_file.c_str());
     multi_ = std::move(multi);
     easy_ = std::move(easy);
     return true;
@@ -269,9 +273,9 @@ class OtlpTransport : public Transport {
     if (eager && !retry_after_) due = std::min(due, failed_at_ + kEagerBackoff);
     if (now < due) return;
     response_.clear();
-    curl_easy_setopt(easy_.get(), CURLOPT_POSTFIELDS, gz_.data());
-    curl_easy_setopt(easy_.get(), CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(gz_.size()));
-    if (curl_multi_add_handle(multi_.get(), easy_.get()) != CURLM_OK) {
+    curl().easy_setopt(easy_.get(), CURLOPT_POSTFIELDS, gz_.data());
+    curl().easy_setopt(easy_.get(), CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(gz_.size()));
+    if (curl().multi_add_handle(multi_.get(), easy_.get()) != CURLM_OK) {
       backoff(now, 0);
       return;
     }
@@ -292,11 +296,11 @@ class OtlpTransport : public Transport {
       if (evs[i].events & EPOLLIN) flags |= CURL_CSELECT_IN;
       if (evs[i].events & EPOLLOUT) flags |= CURL_CSELECT_OUT;
       if (evs[i].events & (EPOLLERR | EPOLLHUP)) flags |= CURL_CSELECT_ERR;
-      curl_multi_socket_action(multi_.get(), evs[i].data.fd, flags, &running);
+      curl().multi_socket_action(multi_.get(), evs[i].data.fd, flags, &running);
     }
     if (timer_due_ >= 0 && now >= timer_due_) {
       timer_due_ = -1;
-      curl_multi_socket_action(multi_.get(), CURL_SOCKET_TIMEOUT, 0, &running);
+      curl().multi_socket_action(multi_.get(), CURL_SOCKET_TIMEOUT, 0, &running);
     }
   }
 
@@ -305,10 +309,10 @@ class OtlpTransport : public Transport {
     if (!in_flight_) return;
     drive(now);
     int left = 0;
-    while (CURLMsg* msg = curl_multi_info_read(multi_.get(), &left)) {
+    while (CURLMsg* msg = curl().multi_info_read(multi_.get(), &left)) {
       if (msg->msg != CURLMSG_DONE) continue;
       const CURLcode rc = msg->data.result;
-      curl_multi_remove_handle(multi_.get(), easy_.get());
+      curl().multi_remove_handle(multi_.get(), easy_.get());
       in_flight_ = false;
       finished(rc, now);
     }
@@ -316,7 +320,7 @@ class OtlpTransport : public Transport {
 
   void finished(CURLcode rc, int64_t now) {
     long status = 0;
-    curl_easy_getinfo(easy_.get(), CURLINFO_RESPONSE_CODE, &status);
+    curl().easy_getinfo(easy_.get(), CURLINFO_RESPONSE_CODE, &status);
     if (rc != CURLE_OK) {  // refused, reset, timed out: the collector may come back
       backoff(now, 0);
       return;
@@ -329,7 +333,7 @@ class OtlpTransport : public Transport {
     }
     if (status == 429 || status == 502 || status == 503 || status == 504) {
       curl_off_t wait_s = 0;  // Retry-After, seconds or an HTTP-date (curl parses both)
-      curl_easy_getinfo(easy_.get(), CURLINFO_RETRY_AFTER, &wait_s);
+      curl().easy_getinfo(easy_.get(), CURLINFO_RETRY_AFTER, &wait_s);
       backoff(now, int64_t(std::min<curl_off_t>(wait_s, options_.max_retry_after.count())));
       return;
     }
@@ -461,20 +465,21 @@ class OtlpTransport : public Transport {
 }  // namespace
 
 Result<std::unique_ptr<Transport>> openOtlpTransport(OtlpOptions options) {
+  if (auto lib = curlApi(); !lib) return lib.error();
   // curl's URL parser: no thread, no global init needed.
-  CURLU* u = curl_url();
+  CURLU* u = curl().url();
   if (!u) return Error{ENOMEM, "curl_url"};
-  const CURLUcode rc = curl_url_set(u, CURLUPART_URL, options.url.c_str(), 0);
+  const CURLUcode rc = curl().url_set(u, CURLUPART_URL, options.url.c_str(), 0);
   char* scheme = nullptr;
   char* host = nullptr;
   if (rc == CURLUE_OK) {
-    curl_url_get(u, CURLUPART_SCHEME, &scheme, 0);
-    curl_url_get(u, CURLUPART_HOST, &host, 0);
+    curl().url_get(u, CURLUPART_SCHEME, &scheme, 0);
+    curl().url_get(u, CURLUPART_HOST, &host, 0);
   }
   const std::string s = scheme ? scheme : "", h = host ? host : "";
-  curl_free(scheme);
-  curl_free(host);
-  curl_url_cleanup(u);
+  curl().free(scheme);
+  curl().free(host);
+  curl().url_cleanup(u);
   if (rc != CURLUE_OK || (s != "http" && s != "https") || h.empty())
     return Error{EINVAL, "otlp url " + options.url + ": want http(s)://HOST:PORT/v1/logs"};
   if (options.batch_records == 0) options.batch_records = 1;
