@@ -58,10 +58,11 @@ set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
 # Depends: derived by dpkg-shlibdeps from what the binary links (libbpf,
 # libseccomp and libuv are linked statically by default: tools/cmake/StaticDeps.cmake).
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
-# Invisible to dpkg-shlibdeps: GnuTLS is dlopen()ed when a syslog TLS sink is
-# configured (supervisor/audit/sinks/gnutls_api.cpp); `supervise check` runs
+# Invisible to dpkg-shlibdeps: GnuTLS, librdkafka and libcurl are dlopen()ed
+# when a syslog TLS, Kafka or OTLP sink is configured
+# (supervisor/audit/sinks/shared_library.h); `supervise check` runs
 # git, node and ip, and skips a check whose program is missing.
-set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "libgnutls30")
+set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "libgnutls30, librdkafka1, libcurl3-gnutls")
 set(CPACK_DEBIAN_PACKAGE_SUGGESTS "git, nodejs, iproute2")
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)  # supervise_<version>_<arch>.deb
 set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION ON)
