@@ -1,107 +1,16 @@
 // OTLP/HTTP JSON bodies and the record scan: see otlp_encode.h.
 #include "supervisor/audit/sinks/otlp_encode.h"
 
+#include <rapidjson/reader.h>
+
+#include <climits>
+#include <cstdint>
+#include <string>
+
 #include "supervisor/audit/json_writer.h"
 
 namespace sv::supervisor::audit {
 namespace {
-
-constexpr int kMaxDepth = 64;  // deeper than any record we write; bounds the recursion
-
-// Just enough JSON to find a few members: strings are returned raw (between
-// the quotes, escapes left in), everything else is skipped.
-class Scanner {
- public:
-  explicit Scanner(std::string_view s) : s_(s) {}
-
-  bool consume(char c) {
-    ws();
-    if (i_ >= s_.size() || s_[i_] != c) return false;
-    ++i_;
-    return true;
-  }
-  bool peek(char c) {
-    ws();
-    return i_ < s_.size() && s_[i_] == c;
-  }
-  // The raw text of a string; escaped: it holds a backslash sequence.
-  bool string(std::string_view& out, bool& escaped) {
-    if (!consume('"')) return false;
-    const size_t start = i_;
-    escaped = false;
-    while (i_ < s_.size()) {
-      const char c = s_[i_];
-      if (c == '"') {
-        out = s_.substr(start, i_ - start);
-        ++i_;
-        return true;
-      }
-      if (c == '\\') {
-        escaped = true;
-        i_ += 2;
-        continue;
-      }
-      ++i_;
-    }
-    return false;
-  }
-  // An unsigned or negative integer (no fraction or exponent: else false).
-  bool integer(int64_t& out) {
-    ws();
-    bool neg = false;
-    if (i_ < s_.size() && s_[i_] == '-') {
-      neg = true;
-      ++i_;
-    }
-    const size_t start = i_;
-    uint64_t v = 0;
-    while (i_ < s_.size() && s_[i_] >= '0' && s_[i_] <= '9') {
-      if (v > (uint64_t(INT64_MAX) - 9) / 10) return false;
-      v = v * 10 + uint64_t(s_[i_++] - '0');
-    }
-    if (i_ == start) return false;
-    if (i_ < s_.size() && (s_[i_] == '.' || s_[i_] == 'e' || s_[i_] == 'E')) return false;
-    out = neg ? -int64_t(v) : int64_t(v);
-    return true;
-  }
-  bool skipValue(int depth = 0) {
-    if (depth > kMaxDepth) return false;
-    ws();
-    if (i_ >= s_.size()) return false;
-    const char c = s_[i_];
-    if (c == '"') {
-      std::string_view unused;
-      bool esc;
-      return string(unused, esc);
-    }
-    if (c == '{' || c == '[') {
-      const char close = c == '{' ? '}' : ']';
-      ++i_;
-      if (consume(close)) return true;
-      do {
-        if (c == '{') {
-          std::string_view k;
-          bool esc;
-          if (!string(k, esc) || !consume(':')) return false;
-        }
-        if (!skipValue(depth + 1)) return false;
-      } while (consume(','));
-      return consume(close);
-    }
-    // true, false, null, numbers: up to the next delimiter.
-    const size_t start = i_;
-    while (i_ < s_.size() && s_[i_] != ',' && s_[i_] != '}' && s_[i_] != ']' && s_[i_] != ' ') ++i_;
-    return i_ > start;
-  }
-
- private:
-  void ws() {
-    while (i_ < s_.size() && (s_[i_] == ' ' || s_[i_] == '\t' || s_[i_] == '\n' || s_[i_] == '\r'))
-      ++i_;
-  }
-  std::string_view s_;
-  size_t i_ = 0;
-};
 
 // Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's algorithm).
 int64_t daysFromCivil(int64_t y, unsigned m, unsigned d) {
@@ -146,34 +55,77 @@ int64_t parseRfc3339(std::string_view t) {
   return ((days * 24 + h) * 60 + mi) * 60 * 1000000000 + s * 1000000000 + frac;
 }
 
-// The members of a nested object worth reading: rule.id, process.pid, and the
-// seq of OCSF (metadata.sequence) and ECS (event.sequence).
-bool scanNested(Scanner& sc, std::string_view outer, RecordFields& f) {
-  if (!sc.consume('{')) return false;
-  if (sc.consume('}')) return true;
-  do {
-    std::string_view key;
-    bool esc;
-    if (!sc.string(key, esc) || !sc.consume(':')) return false;
-    int64_t n;
-    if (outer == "rule" && key == "id" && sc.peek('"')) {
-      std::string_view v;
-      if (!sc.string(v, esc)) return false;
-      if (!esc) f.rule_id = v;
-    } else if (outer == "process" && key == "pid" && !sc.peek('"') && !sc.peek('{') &&
-               !sc.peek('[') && !sc.peek('n')) {
-      if (!sc.integer(n)) return false;
-      f.pid = n;
-    } else if ((outer == "metadata" || outer == "event") && key == "sequence" && !sc.peek('"') &&
-               !sc.peek('{') && !sc.peek('[') && !sc.peek('n')) {
-      if (!sc.integer(n)) return false;
-      if (n > 0) f.seq = uint64_t(n);
-    } else if (!sc.skipValue(1)) {
-      return false;
+// The members a LogRecord takes, read by RapidJSON's SAX reader: top-level
+// ones, and rule.id, process.pid and the seq of OCSF (metadata.sequence) and
+// ECS (event.sequence) one level down. Everything else is parsed and passed by.
+class FieldsHandler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, FieldsHandler> {
+ public:
+  explicit FieldsHandler(RecordFields& f) : f_(f) {}
+
+  bool StartObject() {
+    if (depth_ == 0 && started_) return false;  // one object per record
+    started_ = true;
+    outer_ = depth_ == 1 ? key_ : std::string_view();
+    ++depth_;
+    return true;
+  }
+  bool EndObject(rapidjson::SizeType) { return end(); }
+  bool StartArray() {
+    if (depth_ == 0) return false;  // a record is an object
+    if (depth_ == 1) outer_ = {};
+    ++depth_;
+    return true;
+  }
+  bool EndArray(rapidjson::SizeType) { return end(); }
+  bool Key(const char* s, rapidjson::SizeType n, bool) {
+    key_ = std::string_view(s, n);
+    return true;
+  }
+  bool String(const char* s, rapidjson::SizeType n, bool) {
+    const std::string_view v(s, n);
+    if (depth_ == 1) {
+      if (key_ == "time" || key_ == "@timestamp") f_.time_ns = parseRfc3339(v);
+      else if (key_ == "event_id") f_.event_id = v;
+      else if (key_ == "session_id") f_.session_id = v;
+      else if (key_ == "category") f_.category = v;
+      else if (key_ == "operation") f_.operation = v;
+      else if (key_ == "decision") f_.decision = v;
+      else if (key_ == "enforced_by") f_.enforced_by = v;
+    } else if (nested("rule", "id")) {
+      f_.rule_id = v;
     }
-  } while (sc.consume(','));
-  return sc.consume('}');
-}
+    return depth_ > 0;
+  }
+  bool Int(int n) { return integer(n); }
+  bool Uint(unsigned n) { return integer(n); }
+  bool Int64(int64_t n) { return integer(n); }
+  bool Uint64(uint64_t n) { return integer(n <= uint64_t(INT64_MAX) ? int64_t(n) : -1); }
+  bool Default() { return depth_ > 0; }  // null, booleans, doubles: nothing we read
+
+ private:
+  bool end() {
+    if (--depth_ == 1) outer_ = {};
+    return true;
+  }
+  bool nested(std::string_view outer, std::string_view key) const {
+    return depth_ == 2 && outer_ == outer && key_ == key;
+  }
+  bool integer(int64_t n) {
+    if (depth_ == 1 && key_ == "seq" && n > 0) f_.seq = uint64_t(n);
+    if (depth_ == 1 && key_ == "time" && n > 0 && n < INT64_MAX / 1000000)
+      f_.time_ns = n * 1000000;  // OCSF: milliseconds since the epoch
+    if (nested("process", "pid")) f_.pid = n;
+    if ((nested("metadata", "sequence") || nested("event", "sequence")) && n > 0)
+      f_.seq = uint64_t(n);
+    return depth_ > 0;
+  }
+
+  RecordFields& f_;
+  int depth_ = 0;
+  bool started_ = false;
+  std::string_view key_;    // the last key read
+  std::string_view outer_;  // the top-level key whose object is open (depth 2)
+};
 
 // One KeyValue; `kind` the AnyValue member ("stringValue", or "intValue",
 // whose int64 the JSON mapping writes as a decimal string).
@@ -195,46 +147,19 @@ void intAttribute(JsonWriter& w, std::string_view key, int64_t value) {
 }  // namespace
 
 RecordFields scanRecord(std::string_view record) {
+  // In situ: the strings are unescaped in a per-thread copy of the record and
+  // the fields are views into it (no allocation once the copy is warm).
+  thread_local std::string copy;
+  copy.assign(record);
   RecordFields f;
-  Scanner sc(record);
-  if (!sc.consume('{') || sc.consume('}')) return f;
-  do {
-    std::string_view key;
-    bool esc;
-    if (!sc.string(key, esc) || !sc.consume(':')) return f;
-    if (sc.peek('"')) {
-      std::string_view v;
-      if (!sc.string(v, esc)) return f;
-      if (esc) continue;  // ids and names we route on have no escapes; the body keeps it
-      if (key == "time" || key == "@timestamp")
-        f.time_ns = parseRfc3339(v);
-      else if (key == "event_id")
-        f.event_id = v;
-      else if (key == "session_id")
-        f.session_id = v;
-      else if (key == "category")
-        f.category = v;
-      else if (key == "operation")
-        f.operation = v;
-      else if (key == "decision")
-        f.decision = v;
-      else if (key == "enforced_by")
-        f.enforced_by = v;
-    } else if (sc.peek('{') &&
-               (key == "rule" || key == "process" || key == "metadata" || key == "event")) {
-      if (!scanNested(sc, key, f)) return f;
-    } else if (key == "seq" && !sc.peek('{') && !sc.peek('[') && !sc.peek('n')) {
-      int64_t n;
-      if (!sc.integer(n)) return f;
-      if (n > 0) f.seq = uint64_t(n);
-    } else if (key == "time" && !sc.peek('{') && !sc.peek('[') && !sc.peek('n')) {
-      int64_t ms;  // OCSF: milliseconds since the epoch
-      if (!sc.integer(ms)) return f;
-      if (ms > 0 && ms < INT64_MAX / 1000000) f.time_ns = ms * 1000000;
-    } else if (!sc.skipValue()) {
-      return f;
-    }
-  } while (sc.consume(','));
+  FieldsHandler handler(f);
+  rapidjson::InsituStringStream in(copy.data());
+  rapidjson::Reader reader;
+  // Iterative: no recursion however deep the record; invalid UTF-8 stops it.
+  // On an error, what was read before it stays.
+  reader.Parse<rapidjson::kParseInsituFlag | rapidjson::kParseIterativeFlag |
+               rapidjson::kParseValidateEncodingFlag | rapidjson::kParseStopWhenDoneFlag>(in,
+                                                                                          handler);
   return f;
 }
 

@@ -7,8 +7,8 @@
 // names, 64-bit integers as decimal strings, enums as integers. The body is
 // the record itself as a stringValue, byte for byte what a file sink writes,
 // so `supervise verify`/`explain` and a SIEM's JSON parser read it unchanged;
-// the attributes a pipeline routes on are read from it with a cheap scan
-// (scanRecord) instead of a full parse. docs/audit-events.md, "OTLP", has the
+// the attributes a pipeline routes on are read from it with RapidJSON's SAX
+// reader (scanRecord), which keeps nothing else. docs/audit-events.md, "OTLP", has the
 // mapping table.
 #pragma once
 
@@ -19,8 +19,9 @@
 
 namespace sv::supervisor::audit {
 
-// What the LogRecord takes from a native audit record. Views into the record;
-// empty / 0 when absent (OCSF and ECS records: only seq and the body).
+// What the LogRecord takes from a native audit record. Views into a
+// per-thread copy of the record, valid until the next scanRecord() on the
+// thread; empty / 0 when absent (OCSF and ECS records: only seq and the body).
 struct RecordFields {
   uint64_t seq = 0;
   int64_t time_ns = 0;  // "time", RFC 3339 with 9 digits; 0 when absent or malformed
@@ -28,9 +29,9 @@ struct RecordFields {
   int64_t pid = -1;
 };
 
-// Top-level members and rule.id / process.pid of one JSON object line. Never
-// throws, never reads past the view; malformed input yields what was read
-// before the fault (fuzzed: tests/fuzz/otlp_fuzz.cpp).
+// Top-level members and rule.id / process.pid of one JSON object line, JSON
+// escapes decoded. Never throws; malformed input yields what was read before
+// the fault (fuzzed: tests/fuzz/otlp_fuzz.cpp).
 RecordFields scanRecord(std::string_view record);
 
 // SeverityNumber (logs.proto) and its text: deny WARN (13); would-deny and

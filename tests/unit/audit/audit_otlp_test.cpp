@@ -262,6 +262,16 @@ TEST(OtlpEncodeTest, ScanReadsWhatTheAttributesNeedInEachFormat) {
   EXPECT_EQ(audit::scanRecord(R"({"seq":1.5})").seq, 0u);
   EXPECT_EQ(audit::scanRecord(R"({"time":"2026-13-01T00:00:00Z"})").time_ns, 0);
   EXPECT_EQ(audit::scanRecord(R"({"time":"1970-01-01T00:00:01.5Z"})").time_ns, 1500000000);
+  // Escapes decoded; nested members only one level down, not inside arrays.
+  auto esc = audit::scanRecord(R"({"rule":{"id":"deny:\"q\"\u00e9"},"x":[{"seq":7}],"seq":3})");
+  EXPECT_EQ(esc.rule_id, "deny:\"q\"\xc3\xa9");
+  EXPECT_EQ(esc.seq, 3u);
+  EXPECT_EQ(audit::scanRecord(R"({"a":{"rule":{"id":"deep"}}})").rule_id, "");
+  // Hostile input: deep nesting (no recursion), invalid UTF-8, a record not an object.
+  std::string deep = R"({"seq":9,"a":)" + std::string(100000, '[') + std::string(100000, ']') + "}";
+  EXPECT_EQ(audit::scanRecord(deep).seq, 9u);
+  EXPECT_EQ(audit::scanRecord("{\"category\":\"\xff\"}").category, "");
+  EXPECT_EQ(audit::scanRecord(R"(["seq",1])").seq, 0u);
 }
 
 }  // namespace
