@@ -2,186 +2,225 @@
 // (docs/audit-events.md, "Other formats") into one Record. A line is
 // attacker-influenced (paths, argv): every member is checked for its type,
 // and a wrong type reads as absent, never as an error of the whole report.
+// One pass of JsonScanner (json_scan.h) over the line keeps the members of
+// all three formats that are read here; nothing else is copied.
 #include "supervisor/report/record.h"
 
 #include <ctime>
-#include <initializer_list>
-#include <nlohmann/json.hpp>
+
+#include "supervisor/report/json_scan.h"
 
 namespace sv::report {
 namespace {
 
-using nlohmann::json;
+// Every member read below, in the order of kPaths.
+enum Field : size_t {
+  // native
+  kSchemaVersion, kSessionId, kEventId, kSeq, kTime, kCategory, kOperation, kSessionCommand,
+  kSessionExitCode, kSessionExitSignal, kDecision, kRuleId, kRuleReason, kProcessPid,
+  kProcessPpid, kProcessComm, kProcessArgv, kFilePath, kExecPath, kNetworkUnixPath, kNetworkIp,
+  kNetworkPort,
+  // OCSF (file.path is shared)
+  kMetaCorrelationUid, kMetaUid, kMetaSequence, kTimeDt, kUnmappedCategory, kUnmappedOperation,
+  kUnmappedCommand, kUnmappedExitCode, kUnmappedExitSignal, kUnmappedDecision, kUnmappedRuleId,
+  kUnmappedPolicyDesc, kFirewallRuleDesc, kActorPid, kActorParentPid, kActorName, kActorCmdLine,
+  kProcessFilePath, kDstName, kDstIp, kDstPort,
+  // ECS (file.path, rule.id, process.pid are shared)
+  kLabelsSessionId, kEcs, kEcsEventId, kEventSequence, kTimestamp, kEventAction, kSuperviseCommand,
+  kSuperviseExitCode, kSuperviseExitSignal, kSuperviseCategory, kSuperviseDecision,
+  kRuleDescription, kProcessParentPid, kProcessName, kProcessArgs, kProcessExecutable,
+  kDestAddress, kDestIp, kDestPort,
+};
 
-const json* at(const json& j, std::initializer_list<const char*> path) {
-  const json* cur = &j;
-  for (const char* k : path) {
-    if (!cur->is_object()) return nullptr;
-    auto it = cur->find(k);
-    if (it == cur->end()) return nullptr;
-    cur = &*it;
+const FieldPaths kPaths{
+    {{"schema_version"}}, {{"session_id"}}, {{"event_id"}}, {{"seq"}}, {{"time"}},
+    {{"category"}}, {{"operation"}}, {{"session", "command"}, true},
+    {{"session", "exit", "code"}}, {{"session", "exit", "signal"}}, {{"decision"}},
+    {{"rule", "id"}}, {{"rule", "reason"}}, {{"process", "pid"}}, {{"process", "ppid"}},
+    {{"process", "comm"}}, {{"process", "argv"}, true}, {{"file", "path"}}, {{"exec", "path"}},
+    {{"network", "unix_path"}}, {{"network", "ip"}}, {{"network", "port"}},
+
+    {{"metadata", "correlation_uid"}}, {{"metadata", "uid"}}, {{"metadata", "sequence"}},
+    {{"time_dt"}}, {{"unmapped", "category"}}, {{"unmapped", "operation"}},
+    {{"unmapped", "command"}, true}, {{"unmapped", "exit_code"}}, {{"unmapped", "exit_signal"}},
+    {{"unmapped", "decision"}}, {{"unmapped", "rule_id"}}, {{"unmapped", "policy", "desc"}},
+    {{"firewall_rule", "desc"}}, {{"actor", "process", "pid"}},
+    {{"actor", "process", "parent_process", "pid"}}, {{"actor", "process", "name"}},
+    {{"actor", "process", "cmd_line"}}, {{"process", "file", "path"}}, {{"dst_endpoint", "name"}},
+    {{"dst_endpoint", "ip"}}, {{"dst_endpoint", "port"}},
+
+    {{"labels", "session_id"}}, {{"ecs"}}, {{"event", "id"}}, {{"event", "sequence"}},
+    {{"@timestamp"}}, {{"event", "action"}}, {{"supervise", "command"}, true},
+    {{"supervise", "exit_code"}}, {{"supervise", "exit_signal"}}, {{"supervise", "category"}},
+    {{"supervise", "decision"}}, {{"rule", "description"}}, {{"process", "parent", "pid"}},
+    {{"process", "name"}}, {{"process", "args"}, true}, {{"process", "executable"}},
+    {{"destination", "address"}}, {{"destination", "ip"}}, {{"destination", "port"}},
+};
+
+// The scanned line, read as the DOM decoder read its json: a member of the
+// wrong type is absent.
+class Line {
+ public:
+  explicit Line(const JsonScanner& s) : s_(s) {}
+  bool has(Field f) const { return s_[f].type != FieldValue::kAbsent; }
+  bool isString(Field f) const { return s_[f].type == FieldValue::kString; }
+  std::string_view str(Field f) const { return isString(f) ? s_[f].text : std::string_view(); }
+  bool isInteger(Field f) const { return s_[f].type == FieldValue::kInteger; }
+  int64_t num(Field f, int64_t fallback = -1) const {
+    return isInteger(f) ? s_[f].integer : fallback;
   }
-  return cur;
-}
+  // An argv array's string elements joined by spaces; "" when not an array.
+  std::string_view argv(Field f) const { return s_[f].array ? s_[f].text : std::string_view(); }
 
-std::string str(const json& j, std::initializer_list<const char*> path) {
-  const json* v = at(j, path);
-  return v && v->is_string() ? v->get<std::string>() : std::string();
-}
+ private:
+  const JsonScanner& s_;
+};
 
-int64_t num(const json& j, std::initializer_list<const char*> path, int64_t fallback = -1) {
-  const json* v = at(j, path);
-  if (v && v->is_number_integer()) return v->get<int64_t>();
-  if (v && v->is_number_unsigned()) return static_cast<int64_t>(v->get<uint64_t>());
-  return fallback;
-}
-
-std::string joinArgv(const json* argv) {
-  std::string out;
-  if (!argv || !argv->is_array()) return out;
-  for (const json& a : *argv) {
-    if (!a.is_string()) continue;
-    if (!out.empty()) out += ' ';
-    out += a.get_ref<const std::string&>();
+void endpoint(const Line& l, Field ip, Field port, std::string* out) {
+  if (!l.isString(ip)) return;
+  const std::string_view host = l.str(ip);
+  if (host.find(':') != std::string_view::npos) {
+    *out += '[';
+    *out += host;
+    *out += ']';
+  } else {
+    *out = host;
   }
-  return out;
+  if (l.isInteger(port)) *out += ":" + std::to_string(l.num(port));
 }
 
-std::string endpoint(const json* ip, const json* port) {
-  if (!ip || !ip->is_string()) return "";
-  std::string host = ip->get<std::string>();
-  if (host.find(':') != std::string::npos) host = "[" + host + "]";
-  if (port && port->is_number_integer()) host += ":" + std::to_string(port->get<int64_t>());
-  return host;
-}
-
-std::string signalText(const json* v) {
-  if (!v) return "";
-  if (v->is_string()) return v->get<std::string>();
-  if (v->is_number_integer() && v->get<int64_t>() != 0) return std::to_string(v->get<int64_t>());
-  return "";
-}
-
-void fillExit(Record* r, const json* code, const json* signal) {
+void fillExit(const Line& l, Record* r, Field code, Field signal) {
   r->has_exit = true;
-  r->exit_code = code && code->is_number_integer() ? code->get<int64_t>() : -1;
-  r->exit_signal = signalText(signal);
+  r->exit_code = l.num(code);
+  if (l.isString(signal))
+    r->exit_signal = l.str(signal);
+  else if (l.isInteger(signal) && l.num(signal) != 0)
+    r->exit_signal = std::to_string(l.num(signal));
 }
 
 // A session record: its command (start) or exit (end), wherever the format
 // keeps them.
-void fillSession(Record* r, const json* command, const json* code, const json* signal) {
+void fillSession(const Line& l, Record* r, Field command, Field code, Field signal) {
   if (r->operation == "start") {
     r->kind = RecordKind::SessionStart;
-    r->command = joinArgv(command);
+    r->command = l.argv(command);
   } else if (r->operation == "end") {
     r->kind = RecordKind::SessionEnd;
-    fillExit(r, code, signal);
+    fillExit(l, r, code, signal);
   }
 }
 
-void decodeNative(const json& j, Record* r) {
-  r->format = "native";
-  r->session_id = str(j, {"session_id"});
-  r->event_id = str(j, {"event_id"});
-  r->seq = static_cast<uint64_t>(num(j, {"seq"}, 0));
-  r->time = str(j, {"time"});
+// Where a record is: its format, session, event id, seq and time as written.
+void fillIdentity(const Line& l, Record* r, const char* format, Field session, Field event,
+                  Field seq, Field time) {
+  r->format = format;
+  r->session_id = l.str(session);
+  r->event_id = l.str(event);
+  r->seq = static_cast<uint64_t>(l.num(seq, 0));
+  r->time = l.str(time);
+}
+
+void decodeNative(const Line& l, Record* r) {
+  fillIdentity(l, r, "native", kSessionId, kEventId, kSeq, kTime);
   r->time_ms = parseRfc3339Ms(r->time);
-  r->category = str(j, {"category"});
-  r->operation = str(j, {"operation"});
+  r->category = l.str(kCategory);
+  r->operation = l.str(kOperation);
   if (r->category == "session") {
-    fillSession(r, at(j, {"session", "command"}), at(j, {"session", "exit", "code"}),
-                at(j, {"session", "exit", "signal"}));
+    fillSession(l, r, kSessionCommand, kSessionExitCode, kSessionExitSignal);
     return;
   }
-  r->decision = str(j, {"decision"});
+  r->decision = l.str(kDecision);
   if (r->decision.empty()) return;
   r->kind = RecordKind::Decision;
-  r->rule_id = str(j, {"rule", "id"});
-  r->rule_reason = str(j, {"rule", "reason"});
-  r->pid = num(j, {"process", "pid"});
-  r->ppid = num(j, {"process", "ppid"});
-  r->comm = str(j, {"process", "comm"});
-  r->command = joinArgv(at(j, {"process", "argv"}));
-  if (const json* f = at(j, {"file", "path"}); f && f->is_string())
-    r->target = f->get<std::string>();
-  else if (const json* e = at(j, {"exec", "path"}); e && e->is_string())
-    r->target = e->get<std::string>();
-  else if (std::string u = str(j, {"network", "unix_path"}); !u.empty())
-    r->target = u;
+  r->rule_id = l.str(kRuleId);
+  r->rule_reason = l.str(kRuleReason);
+  r->pid = l.num(kProcessPid);
+  r->ppid = l.num(kProcessPpid);
+  r->comm = l.str(kProcessComm);
+  r->command = l.argv(kProcessArgv);
+  if (l.isString(kFilePath))
+    r->target = l.str(kFilePath);
+  else if (l.isString(kExecPath))
+    r->target = l.str(kExecPath);
+  else if (!l.str(kNetworkUnixPath).empty())
+    r->target = l.str(kNetworkUnixPath);
   else
-    r->target = endpoint(at(j, {"network", "ip"}), at(j, {"network", "port"}));
+    endpoint(l, kNetworkIp, kNetworkPort, &r->target);
 }
 
-void decodeOcsf(const json& j, Record* r) {
-  r->format = "ocsf";
-  r->session_id = str(j, {"metadata", "correlation_uid"});
-  r->event_id = str(j, {"metadata", "uid"});
-  r->seq = static_cast<uint64_t>(num(j, {"metadata", "sequence"}, 0));
-  r->time = str(j, {"time_dt"});
-  r->time_ms = num(j, {"time"});
+void decodeOcsf(const Line& l, Record* r) {
+  fillIdentity(l, r, "ocsf", kMetaCorrelationUid, kMetaUid, kMetaSequence, kTimeDt);
+  r->time_ms = l.num(kTime);
   if (r->time_ms < 0) r->time_ms = parseRfc3339Ms(r->time);
-  r->category = str(j, {"unmapped", "category"});
-  r->operation = str(j, {"unmapped", "operation"});
+  r->category = l.str(kUnmappedCategory);
+  r->operation = l.str(kUnmappedOperation);
   if (r->category == "session") {
-    fillSession(r, at(j, {"unmapped", "command"}), at(j, {"unmapped", "exit_code"}),
-                at(j, {"unmapped", "exit_signal"}));
+    fillSession(l, r, kUnmappedCommand, kUnmappedExitCode, kUnmappedExitSignal);
     return;
   }
-  r->decision = str(j, {"unmapped", "decision"});
+  r->decision = l.str(kUnmappedDecision);
   if (r->decision.empty()) return;
   r->kind = RecordKind::Decision;
-  r->rule_id = str(j, {"unmapped", "rule_id"});
-  r->rule_reason = str(j, {"unmapped", "policy", "desc"});
-  if (r->rule_reason.empty()) r->rule_reason = str(j, {"firewall_rule", "desc"});
-  r->pid = num(j, {"actor", "process", "pid"});
-  r->ppid = num(j, {"actor", "process", "parent_process", "pid"});
-  r->comm = str(j, {"actor", "process", "name"});
-  r->command = str(j, {"actor", "process", "cmd_line"});
-  if (std::string p = str(j, {"file", "path"}); !p.empty())
-    r->target = p;
-  else if (std::string e = str(j, {"process", "file", "path"}); !e.empty())
-    r->target = e;  // exec: the new image
-  else if (std::string u = str(j, {"dst_endpoint", "name"}); !u.empty())
-    r->target = u;
+  r->rule_id = l.str(kUnmappedRuleId);
+  r->rule_reason = l.str(kUnmappedPolicyDesc);
+  if (r->rule_reason.empty()) r->rule_reason = l.str(kFirewallRuleDesc);
+  r->pid = l.num(kActorPid);
+  r->ppid = l.num(kActorParentPid);
+  r->comm = l.str(kActorName);
+  r->command = l.str(kActorCmdLine);
+  if (!l.str(kFilePath).empty())
+    r->target = l.str(kFilePath);
+  else if (!l.str(kProcessFilePath).empty())
+    r->target = l.str(kProcessFilePath);  // exec: the new image
+  else if (!l.str(kDstName).empty())
+    r->target = l.str(kDstName);
   else
-    r->target = endpoint(at(j, {"dst_endpoint", "ip"}), at(j, {"dst_endpoint", "port"}));
+    endpoint(l, kDstIp, kDstPort, &r->target);
 }
 
-void decodeEcs(const json& j, Record* r) {
-  r->format = "ecs";
-  r->session_id = str(j, {"labels", "session_id"});
-  r->event_id = str(j, {"event", "id"});
-  r->seq = static_cast<uint64_t>(num(j, {"event", "sequence"}, 0));
-  r->time = str(j, {"@timestamp"});
+void decodeEcs(const Line& l, Record* r) {
+  fillIdentity(l, r, "ecs", kLabelsSessionId, kEcsEventId, kEventSequence, kTimestamp);
   r->time_ms = parseRfc3339Ms(r->time);
-  const std::string action = str(j, {"event", "action"});
+  const std::string_view action = l.str(kEventAction);
   if (action.starts_with("session-")) {
     r->category = "session";
     r->operation = action.substr(8);
-    fillSession(r, at(j, {"supervise", "command"}), at(j, {"supervise", "exit_code"}),
-                at(j, {"supervise", "exit_signal"}));
+    fillSession(l, r, kSuperviseCommand, kSuperviseExitCode, kSuperviseExitSignal);
     return;
   }
-  r->category = str(j, {"supervise", "category"});
+  r->category = l.str(kSuperviseCategory);
   r->operation = action;
-  r->decision = str(j, {"supervise", "decision"});
+  r->decision = l.str(kSuperviseDecision);
   if (r->decision.empty()) return;
   r->kind = RecordKind::Decision;
-  r->rule_id = str(j, {"rule", "id"});
-  r->rule_reason = str(j, {"rule", "description"});
-  r->pid = num(j, {"process", "pid"});
-  r->ppid = num(j, {"process", "parent", "pid"});
-  r->comm = str(j, {"process", "name"});
-  r->command = joinArgv(at(j, {"process", "args"}));
-  if (std::string p = str(j, {"file", "path"}); !p.empty())
-    r->target = p;
+  r->rule_id = l.str(kRuleId);
+  r->rule_reason = l.str(kRuleDescription);
+  r->pid = l.num(kProcessPid);
+  r->ppid = l.num(kProcessParentPid);
+  r->comm = l.str(kProcessName);
+  r->command = l.argv(kProcessArgs);
+  if (!l.str(kFilePath).empty())
+    r->target = l.str(kFilePath);
   else if (r->category == "exec" || (r->category == "process" && action == "exec"))
-    r->target = str(j, {"process", "executable"});  // the new image
-  else if (std::string a = str(j, {"destination", "address"}); !a.empty() && !at(j, {"destination", "ip"}))
-    r->target = a;  // unix socket
+    r->target = l.str(kProcessExecutable);  // the new image
+  else if (!l.str(kDestAddress).empty() && !l.has(kDestIp))
+    r->target = l.str(kDestAddress);  // unix socket
   else
-    r->target = endpoint(at(j, {"destination", "ip"}), at(j, {"destination", "port"}));
+    endpoint(l, kDestIp, kDestPort, &r->target);
+}
+
+// Record{} without giving back the strings' memory (the next line reuses it).
+void clear(Record* r) {
+  r->kind = RecordKind::Other;
+  for (std::string* s : {&r->format, &r->session_id, &r->event_id, &r->time, &r->category,
+                         &r->operation, &r->decision, &r->rule_id, &r->rule_reason, &r->target,
+                         &r->comm, &r->command, &r->exit_signal})
+    s->clear();
+  r->seq = 0;
+  r->time_ms = -1;
+  r->pid = r->ppid = -1;
+  r->has_exit = false;
+  r->exit_code = -1;
 }
 
 }  // namespace
@@ -225,23 +264,25 @@ int64_t parseRfc3339Ms(std::string_view t) {
   return static_cast<int64_t>(timegm(&tm)) * 1000 + ms;
 }
 
-bool decodeLine(std::string_view line, Record* out, std::string* why) {
-  *out = Record{};
-  json j = json::parse(line.begin(), line.end(), nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) {
+bool decodeLine(std::string_view text, Record* out, std::string* why) {
+  clear(out);
+  thread_local JsonScanner scanner(kPaths);
+  const ScanResult result = scanner.scan(text);
+  if (result == ScanResult::kInvalid) {
     *why = "not JSON";
     return false;
   }
-  if (!j.is_object()) {
+  if (result == ScanResult::kNotObject) {
     *why = "not a JSON object";
     return false;
   }
-  if (j.contains("schema_version") && j.contains("session_id")) {
-    decodeNative(j, out);
-  } else if (at(j, {"metadata", "correlation_uid"})) {
-    decodeOcsf(j, out);
-  } else if (at(j, {"labels", "session_id"}) && j.contains("ecs")) {
-    decodeEcs(j, out);
+  const Line l(scanner);
+  if (l.has(kSchemaVersion) && l.has(kSessionId)) {
+    decodeNative(l, out);
+  } else if (l.has(kMetaCorrelationUid)) {
+    decodeOcsf(l, out);
+  } else if (l.has(kLabelsSessionId) && l.has(kEcs)) {
+    decodeEcs(l, out);
   } else {
     *why = "not an audit record of the native, OCSF or ECS format";
     return false;
