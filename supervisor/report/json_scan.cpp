@@ -8,6 +8,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 
 namespace sv::report {
 namespace {
@@ -123,7 +124,7 @@ FieldPaths::FieldPaths(std::initializer_list<Path> paths) : nodes_(1) {
       int next = child(node, key);
       if (next < 0) {
         next = static_cast<int>(nodes_.size());
-        nodes_.push_back(Node{key});
+        nodes_.push_back(Node{key, node});
         nodes_[node].children.push_back(next);
       }
       node = next;
@@ -132,11 +133,33 @@ FieldPaths::FieldPaths(std::initializer_list<Path> paths) : nodes_(1) {
     nodes_[node].field = field;
     nodes_[node].join = p.join;
   }
+  table_.assign(kSlots, -1);
+  for (size_t parent = 0; parent < nodes_.size(); ++parent) {
+    for (int c : nodes_[parent].children) {
+      size_t i = (slot(nodes_[c].key) + parent * 31) % kSlots;
+      while (table_[i] >= 0) i = (i + 1) % kSlots;
+      table_[i] = c;
+    }
+  }
+}
+
+size_t FieldPaths::slot(std::string_view key) {
+  if (key.empty()) return 0;
+  return key.size() * 131 + static_cast<unsigned char>(key[0]) * 7 +
+         static_cast<unsigned char>(key.back());
 }
 
 int FieldPaths::child(int node, std::string_view key) const {
-  for (int c : nodes_[node].children)
-    if (nodes_[c].key == key) return c;
+  if (table_.empty()) {  // while the constructor builds the paths
+    for (int c : nodes_[node].children)
+      if (nodes_[c].key == key) return c;
+    return -1;
+  }
+  for (size_t i = (slot(key) + static_cast<size_t>(node) * 31) % kSlots; table_[i] >= 0;
+       i = (i + 1) % kSlots) {
+    const int c = table_[i];
+    if (nodes_[c].key == key && nodes_[c].parent == node) return c;
+  }
   return -1;
 }
 
@@ -154,11 +177,13 @@ void JsonScanner::reset(int node) {
 }
 
 void JsonScanner::skipSpace() {
-  while (pos_ < in_.size()) {
-    const char c = in_[pos_];
-    if (c != ' ' && c != '\t' && c != '\n' && c != '\r') return;
-    ++pos_;
-  }
+  // Locals, not pos_: a store through `this` could alias the line's chars
+  // and would be redone on every byte.
+  const char* d = in_.data();
+  size_t p = pos_;
+  const size_t n = in_.size();
+  while (p < n && (d[p] == ' ' || d[p] == '\t' || d[p] == '\n' || d[p] == '\r')) ++p;
+  pos_ = p;
 }
 
 // At the opening quote. Checks the string; when `want`, *out is its value
@@ -169,16 +194,29 @@ bool JsonScanner::string(std::string_view* out, std::string* buffer, bool want) 
   auto cont = [&](size_t at, unsigned char lo = 0x80, unsigned char hi = 0xBF) {
     return at < n && s[at] >= lo && s[at] <= hi;
   };
-  const size_t start = ++pos_;
+  size_t p = pos_ + 1;  // a local: see skipSpace()
+  const size_t start = p;
   bool escaped = false;
   for (;;) {
-    while (pos_ < n && kClasses[s[pos_]] == kPlain) ++pos_;
-    if (pos_ >= n) return false;
+    // Eight plain bytes at a time (no quote, backslash, control or non-ASCII
+    // byte among them), then byte by byte up to the next special one.
+    constexpr uint64_t kOnes = 0x0101010101010101, kHigh = 0x8080808080808080;
+    auto zeroByte = [](uint64_t v) { return (v - kOnes) & ~v & kHigh; };
+    while (p + 8 <= n) {
+      uint64_t v;
+      std::memcpy(&v, s + p, 8);
+      if ((v & kHigh) | ((v - kOnes * 0x20) & ~v & kHigh) | zeroByte(v ^ (kOnes * '"')) |
+          zeroByte(v ^ (kOnes * '\\')))
+        break;
+      p += 8;
+    }
+    while (p < n && kClasses[s[p]] == kPlain) ++p;
+    if (p >= n) return false;
     uint32_t cp;
-    switch (kClasses[s[pos_]]) {
+    switch (kClasses[s[p]]) {
       case kQuote: {
-        const std::string_view raw = in_.substr(start, pos_ - start);
-        ++pos_;
+        const std::string_view raw = in_.substr(start, p - start);
+        pos_ = p + 1;
         if (!want) return true;
         if (!escaped) {
           *out = raw;
@@ -196,39 +234,39 @@ bool JsonScanner::string(std::string_view* out, std::string* buffer, bool want) 
         return true;
       }
       case kBackslash: {
-        const size_t len = escapeAt(in_, pos_, &cp);
+        const size_t len = escapeAt(in_, p, &cp);
         if (len == 0) return false;
         escaped = true;
-        pos_ += len;
+        p += len;
         break;
       }
       case kLead2:
-        if (!cont(pos_ + 1)) return false;
-        pos_ += 2;
+        if (!cont(p + 1)) return false;
+        p += 2;
         break;
       case kLeadE0:
-        if (!cont(pos_ + 1, 0xA0) || !cont(pos_ + 2)) return false;
-        pos_ += 3;
+        if (!cont(p + 1, 0xA0) || !cont(p + 2)) return false;
+        p += 3;
         break;
       case kLead3:
-        if (!cont(pos_ + 1) || !cont(pos_ + 2)) return false;
-        pos_ += 3;
+        if (!cont(p + 1) || !cont(p + 2)) return false;
+        p += 3;
         break;
       case kLeadED:
-        if (!cont(pos_ + 1, 0x80, 0x9F) || !cont(pos_ + 2)) return false;
-        pos_ += 3;
+        if (!cont(p + 1, 0x80, 0x9F) || !cont(p + 2)) return false;
+        p += 3;
         break;
       case kLeadF0:
-        if (!cont(pos_ + 1, 0x90) || !cont(pos_ + 2) || !cont(pos_ + 3)) return false;
-        pos_ += 4;
+        if (!cont(p + 1, 0x90) || !cont(p + 2) || !cont(p + 3)) return false;
+        p += 4;
         break;
       case kLead4:
-        if (!cont(pos_ + 1) || !cont(pos_ + 2) || !cont(pos_ + 3)) return false;
-        pos_ += 4;
+        if (!cont(p + 1) || !cont(p + 2) || !cont(p + 3)) return false;
+        p += 4;
         break;
       case kLeadF4:
-        if (!cont(pos_ + 1, 0x80, 0x8F) || !cont(pos_ + 2) || !cont(pos_ + 3)) return false;
-        pos_ += 4;
+        if (!cont(p + 1, 0x80, 0x8F) || !cont(p + 2) || !cont(p + 3)) return false;
+        p += 4;
         break;
       default:
         return false;

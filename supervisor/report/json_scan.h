@@ -39,13 +39,19 @@ class FieldPaths {
   friend class JsonScanner;
   struct Node {
     std::string_view key;
+    int parent = -1;
     int field = -1;
     bool join = false;
     std::vector<int> children;  // node indexes
     std::vector<int> subtree;   // fields at or below this node
   };
   int child(int node, std::string_view key) const;
+  static size_t slot(std::string_view key);
   std::vector<Node> nodes_;  // [0] is the top object
+  // child() is called for every key of every kept object: a hash of
+  // (node, key) into kSlots entries of candidate child nodes, linear probing.
+  static constexpr size_t kSlots = 1024;
+  std::vector<int> table_;
   size_t fields_ = 0;
 };
 

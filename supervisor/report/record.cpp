@@ -6,8 +6,6 @@
 // all three formats that are read here; nothing else is copied.
 #include "supervisor/report/record.h"
 
-#include <ctime>
-
 #include "supervisor/report/json_scan.h"
 
 namespace sv::report {
@@ -237,7 +235,6 @@ int64_t parseRfc3339Ms(std::string_view t) {
     *out = v;
     return true;
   };
-  std::tm tm{};
   int year, mon, day, hour, min, sec;
   if (t.size() < 20 || !digits(0, 4, &year) || t[4] != '-' || !digits(5, 2, &mon) ||
       t[7] != '-' || !digits(8, 2, &day) || (t[10] != 'T' && t[10] != ' ') ||
@@ -255,13 +252,15 @@ int64_t parseRfc3339Ms(std::string_view t) {
     }
   }
   if (i >= t.size() || t[i] != 'Z') return -1;
-  tm.tm_year = year - 1900;
-  tm.tm_mon = mon - 1;
-  tm.tm_mday = day;
-  tm.tm_hour = hour;
-  tm.tm_min = min;
-  tm.tm_sec = sec;
-  return static_cast<int64_t>(timegm(&tm)) * 1000 + ms;
+  // timegm() without its time-zone machinery (days from the civil date,
+  // H. Hinnant's algorithm); a day past the month's end runs on into the
+  // next, as timegm() normalizes it.
+  int64_t y = year - (mon <= 2);
+  const int64_t era = (y >= 0 ? y : y - 399) / 400;
+  const int64_t yoe = y - era * 400;
+  const int64_t doy = (153 * (mon + (mon > 2 ? -3 : 9)) + 2) / 5 + day - 1;
+  const int64_t days = era * 146097 + yoe * 365 + yoe / 4 - yoe / 100 + doy - 719468;
+  return ((days * 24 + hour) * 60 + min) * 60000 + sec * 1000 + ms;
 }
 
 bool decodeLine(std::string_view text, Record* out, std::string* why) {

@@ -7,6 +7,8 @@
 // give the same Record.
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <ctime>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -203,6 +205,25 @@ TEST(ScanDecoder, ReusesItsBuffersAcrossLines) {
   const std::string b = std::string(kNative) + R"("process":{"pid":2,"argv":["z"]}})";
   const std::string c = std::string(kNative) + R"("process":{"pid":3,"argv":"q"}})";
   for (const auto* line : {&a, &b, &c, &a, &c, &b}) EXPECT_TRUE(sameAsDom(*line));
+}
+
+TEST(ScanDecoder, Rfc3339AsTimegm) {
+  // parseRfc3339Ms() does timegm()'s arithmetic itself; days past a month's
+  // end and leap seconds run on as timegm() normalizes them.
+  char text[40];
+  for (int year : {1970, 1999, 2000, 2024, 2026, 2100, 2400, 9999, 1, 1600})
+    for (int mon = 1; mon <= 12; ++mon)
+      for (int day = 1; day <= 31; ++day) {
+        std::tm tm{};
+        tm.tm_year = year - 1900;
+        tm.tm_mon = mon - 1;
+        tm.tm_mday = day;
+        tm.tm_hour = 23;
+        tm.tm_min = 59;
+        tm.tm_sec = 60;
+        std::snprintf(text, sizeof text, "%04d-%02d-%02dT23:59:60.25Z", year, mon, day);
+        ASSERT_EQ(parseRfc3339Ms(text), static_cast<int64_t>(timegm(&tm)) * 1000 + 250) << text;
+      }
 }
 
 }  // namespace
