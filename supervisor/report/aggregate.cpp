@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstdio>
+#include <functional>
 
 namespace sv::report {
 namespace {
@@ -20,6 +22,23 @@ std::string categoryOf(const Record& r) {
   return r.category;
 }
 
+// The tables' keys are strings of the trail: a session id, a rule id, up to
+// a line's 4 MiB when hostile. A key past kMaxKey bytes is kept as its first
+// kMaxKey bytes, '#' and a hash of the whole (longer than any key kept as it
+// is), so that a table's memory is its cap times about kMaxKey.
+constexpr size_t kMaxKey = 512;
+
+std::string_view boundedKey(std::string_view s, std::string* buffer) {
+  if (s.size() <= kMaxKey) return s;
+  char hash[17];
+  const uint64_t h = std::hash<std::string_view>{}(s);
+  std::snprintf(hash, sizeof hash, "%016llx", static_cast<unsigned long long>(h));
+  buffer->assign(s.substr(0, kMaxKey));
+  *buffer += '#';
+  *buffer += hash;
+  return *buffer;
+}
+
 }  // namespace
 
 void DistinctCount::add(std::string_view key) {
@@ -27,7 +46,7 @@ void DistinctCount::add(std::string_view key) {
     ++past_;  // an upper bound from here on
     return;
   }
-  if (seen_.find(key) == seen_.end()) seen_.emplace(key);
+  seen_.insert(std::hash<std::string_view>{}(key));
 }
 
 std::string SessionSummary::exitText() const {
@@ -61,13 +80,14 @@ void Report::addMalformed(const std::string& where, const std::string& why) {
 }
 
 SessionSummary* Report::session(const std::string& id, const Record& r) {
-  auto it = session_index_.find(id);
+  const std::string_view key = boundedKey(id, &session_key_);
+  auto it = session_index_.find(key);
   if (it != session_index_.end()) return &sessions_[it->second];
   if (sessions_.size() >= limits_.sessions) {
     sessions_overflow_.add(id);
     return nullptr;
   }
-  session_index_.emplace(id, sessions_.size());
+  session_index_.emplace(std::string(key), sessions_.size());
   SessionSummary s;
   s.id = cut(id);
   s.format = r.format;
@@ -77,7 +97,8 @@ SessionSummary* Report::session(const std::string& id, const Record& r) {
 
 ProcessSummary* Report::process(const Record& r) {
   if (r.pid < 0) return nullptr;
-  auto it = process_index_.find(std::pair<std::string_view, int64_t>(r.session_id, r.pid));
+  const std::string_view session_key = boundedKey(r.session_id, &session_key_);
+  auto it = process_index_.find(std::pair<std::string_view, int64_t>(session_key, r.pid));
   if (it != process_index_.end()) return &processes_[it->second];
   if (processes_.size() >= limits_.processes) {
     // Every decision of an untracked process comes here: no allocation.
@@ -88,7 +109,7 @@ ProcessSummary* Report::process(const Record& r) {
     processes_overflow_.add(scratch_);
     return nullptr;
   }
-  process_index_.emplace(std::make_pair(r.session_id, r.pid), processes_.size());
+  process_index_.emplace(std::make_pair(std::string(session_key), r.pid), processes_.size());
   ProcessSummary p;
   p.session_id = r.session_id;
   p.pid = r.pid;
@@ -180,7 +201,8 @@ void Report::add(const Record& r) {
   if (o == kAllow) return;
 
   const std::string_view rule_id = r.rule_id.empty() ? "(no rule)" : std::string_view(r.rule_id);
-  auto it = rules_.find(rule_id);
+  const std::string_view rule_key = boundedKey(rule_id, &rule_key_);
+  auto it = rules_.find(rule_key);
   if (it == rules_.end()) {
     if (rules_.size() >= limits_.rules) {
       rules_overflow_.add(rule_id);
@@ -188,7 +210,7 @@ void Report::add(const Record& r) {
       RuleSummary rule;
       rule.id = cut(rule_id);
       rule.reason = cut(r.rule_reason);
-      it = rules_.emplace(std::string(rule_id), std::move(rule)).first;
+      it = rules_.emplace(std::string(rule_key), std::move(rule)).first;
     }
   }
   if (it != rules_.end()) {

@@ -114,6 +114,14 @@ void appendUtf8(std::string* out, uint32_t cp) {
 
 bool isDigit(char c) { return c >= '0' && c <= '9'; }
 
+// Keys are a few bytes long: a loop here beats a call to memcmp.
+bool sameKey(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (a[i] != b[i]) return false;
+  return true;
+}
+
 }  // namespace
 
 FieldPaths::FieldPaths(std::initializer_list<Path> paths) : nodes_(1) {
@@ -158,7 +166,7 @@ int FieldPaths::child(int node, std::string_view key) const {
   for (size_t i = (slot(key) + static_cast<size_t>(node) * 31) % kSlots; table_[i] >= 0;
        i = (i + 1) % kSlots) {
     const int c = table_[i];
-    if (nodes_[c].key == key && nodes_[c].parent == node) return c;
+    if (nodes_[c].parent == node && sameKey(nodes_[c].key, key)) return c;
   }
   return -1;
 }
