@@ -124,6 +124,14 @@ bool sameKey(std::string_view a, std::string_view b) {
 
 }  // namespace
 
+void clearForReuse(std::string* s) {
+  constexpr size_t kKeep = 64 << 10;
+  if (s->capacity() > kKeep)
+    std::string().swap(*s);
+  else
+    s->clear();
+}
+
 FieldPaths::FieldPaths(std::initializer_list<Path> paths) : nodes_(1) {
   for (const Path& p : paths) {
     const int field = static_cast<int>(fields_++);
@@ -180,7 +188,7 @@ void JsonScanner::reset(int node) {
     v.array = false;
     v.text = {};
     v.integer = 0;
-    v.buffer.clear();
+    clearForReuse(&v.buffer);
   }
 }
 
@@ -342,7 +350,10 @@ ScanResult JsonScanner::scan(std::string_view line) {
     v.array = false;
     v.text = {};
     v.integer = 0;
+    clearForReuse(&v.buffer);
   }
+  for (std::string* s : {&key_buffer_, &element_buffer_, &number_buffer_}) clearForReuse(s);
+  if (kinds_.size() > 1024) std::vector<uint64_t>().swap(kinds_);  // past 65,536 levels
   if (!in_.empty() && in_[0] == '\xEF') {  // a byte order mark, only at the very start
     if (!in_.starts_with("\xEF\xBB\xBF")) return ScanResult::kInvalid;
     pos_ = 3;
@@ -398,7 +409,7 @@ bool JsonScanner::value(Target target) {
             ctx = target.node;
           } else if (!object && f && nodes[target.node].join) {
             f->array = true;
-            f->buffer.clear();
+            clearForReuse(&f->buffer);
             ctx = field;
           }
           push(object, ctx);

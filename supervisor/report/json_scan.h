@@ -68,6 +68,10 @@ struct FieldValue {
 
 enum class ScanResult { kObject, kNotObject, kInvalid };
 
+// s->clear(), keeping its memory for the next line only when that is small:
+// one hostile line of huge strings must not leave megabytes held per field.
+void clearForReuse(std::string* s);
+
 // Scans lines; keeps its buffers between them so that a scan allocates only
 // when a line needs more than any line before it.
 class JsonScanner {

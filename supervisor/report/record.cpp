@@ -213,7 +213,7 @@ void clear(Record* r) {
   for (std::string* s : {&r->format, &r->session_id, &r->event_id, &r->time, &r->category,
                          &r->operation, &r->decision, &r->rule_id, &r->rule_reason, &r->target,
                          &r->comm, &r->command, &r->exit_signal})
-    s->clear();
+    clearForReuse(s);
   r->seq = 0;
   r->time_ms = -1;
   r->pid = r->ppid = -1;
