@@ -10,41 +10,56 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "common/result.h"
+
 namespace sv::report {
 namespace {
 
 // What a byte starts inside a string. UTF-8 sequences as nlohmann checks
 // them (RFC 3629: no overlong forms, no surrogates, nothing past U+10FFFF).
 enum ByteClass : uint8_t {
-  kPlain,      // 0x20..0x7F but '"' and '\\'
+  kPlain,  // 0x20..0x7F but '"' and '\\'
   kQuote,
   kBackslash,
-  kBad,        // a control character, a continuation or an impossible lead byte
-  kLead2,      // C2..DF: one continuation
-  kLeadE0,     // E0: A0..BF, then one continuation
-  kLead3,      // E1..EC, EE..EF: two continuations
-  kLeadED,     // ED: 80..9F (no surrogates), then one continuation
-  kLeadF0,     // F0: 90..BF, then two continuations
-  kLead4,      // F1..F3: three continuations
-  kLeadF4,     // F4: 80..8F (up to U+10FFFF), then two continuations
+  kBad,     // a control character, a continuation or an impossible lead byte
+  kLead2,   // C2..DF: one continuation
+  kLeadE0,  // E0: A0..BF, then one continuation
+  kLead3,   // E1..EC, EE..EF: two continuations
+  kLeadED,  // ED: 80..9F (no surrogates), then one continuation
+  kLeadF0,  // F0: 90..BF, then two continuations
+  kLead4,   // F1..F3: three continuations
+  kLeadF4,  // F4: 80..8F (up to U+10FFFF), then two continuations
 };
 
 constexpr std::array<uint8_t, 256> makeClasses() {
   std::array<uint8_t, 256> c{};
   for (int b = 0; b < 256; ++b) {
-    if (b < 0x20) c[b] = kBad;
-    else if (b == '"') c[b] = kQuote;
-    else if (b == '\\') c[b] = kBackslash;
-    else if (b < 0x80) c[b] = kPlain;
-    else if (b < 0xC2) c[b] = kBad;
-    else if (b < 0xE0) c[b] = kLead2;
-    else if (b == 0xE0) c[b] = kLeadE0;
-    else if (b == 0xED) c[b] = kLeadED;
-    else if (b < 0xF0) c[b] = kLead3;
-    else if (b == 0xF0) c[b] = kLeadF0;
-    else if (b < 0xF4) c[b] = kLead4;
-    else if (b == 0xF4) c[b] = kLeadF4;
-    else c[b] = kBad;
+    if (b < 0x20)
+      c[b] = kBad;
+    else if (b == '"')
+      c[b] = kQuote;
+    else if (b == '\\')
+      c[b] = kBackslash;
+    else if (b < 0x80)
+      c[b] = kPlain;
+    else if (b < 0xC2)
+      c[b] = kBad;
+    else if (b < 0xE0)
+      c[b] = kLead2;
+    else if (b == 0xE0)
+      c[b] = kLeadE0;
+    else if (b == 0xED)
+      c[b] = kLeadED;
+    else if (b < 0xF0)
+      c[b] = kLead3;
+    else if (b == 0xF0)
+      c[b] = kLeadF0;
+    else if (b < 0xF4)
+      c[b] = kLead4;
+    else if (b == 0xF4)
+      c[b] = kLeadF4;
+    else
+      c[b] = kBad;
   }
   return c;
 }
@@ -56,10 +71,14 @@ int hex4(std::string_view s, size_t p) {
   for (size_t i = p; i < p + 4; ++i) {
     const char c = s[i];
     v <<= 4;
-    if (c >= '0' && c <= '9') v |= c - '0';
-    else if (c >= 'a' && c <= 'f') v |= c - 'a' + 10;
-    else if (c >= 'A' && c <= 'F') v |= c - 'A' + 10;
-    else return -1;
+    if (c >= '0' && c <= '9')
+      v |= c - '0';
+    else if (c >= 'a' && c <= 'f')
+      v |= c - 'a' + 10;
+    else if (c >= 'A' && c <= 'F')
+      v |= c - 'A' + 10;
+    else
+      return -1;
   }
   return v;
 }
@@ -69,16 +88,34 @@ int hex4(std::string_view s, size_t p) {
 size_t escapeAt(std::string_view s, size_t p, uint32_t* cp) {
   if (p + 1 >= s.size()) return 0;
   switch (s[p + 1]) {
-    case '"': *cp = '"'; return 2;
-    case '\\': *cp = '\\'; return 2;
-    case '/': *cp = '/'; return 2;
-    case 'b': *cp = '\b'; return 2;
-    case 'f': *cp = '\f'; return 2;
-    case 'n': *cp = '\n'; return 2;
-    case 'r': *cp = '\r'; return 2;
-    case 't': *cp = '\t'; return 2;
-    case 'u': break;
-    default: return 0;
+    case '"':
+      *cp = '"';
+      return 2;
+    case '\\':
+      *cp = '\\';
+      return 2;
+    case '/':
+      *cp = '/';
+      return 2;
+    case 'b':
+      *cp = '\b';
+      return 2;
+    case 'f':
+      *cp = '\f';
+      return 2;
+    case 'n':
+      *cp = '\n';
+      return 2;
+    case 'r':
+      *cp = '\r';
+      return 2;
+    case 't':
+      *cp = '\t';
+      return 2;
+    case 'u':
+      break;
+    default:
+      return 0;
   }
   const int high = hex4(s, p + 2);
   if (high < 0 || (high >= 0xDC00 && high <= 0xDFFF)) return 0;
@@ -149,6 +186,7 @@ FieldPaths::FieldPaths(std::initializer_list<Path> paths) : nodes_(1) {
     nodes_[node].field = field;
     nodes_[node].join = p.join;
   }
+  SV_CHECK(nodes_.size() * 2 <= kSlots);  // probing needs free slots to stop at
   table_.assign(kSlots, -1);
   for (size_t parent = 0; parent < nodes_.size(); ++parent) {
     for (int c : nodes_[parent].children) {
@@ -381,8 +419,10 @@ bool JsonScanner::value(Target target) {
   auto isObject = [&](size_t level) { return (kinds_[level / 64] >> (level % 64)) & 1; };
   auto push = [&](bool object, int context) {
     if (kinds_.size() <= depth / 64) kinds_.push_back(0);
-    if (object) kinds_[depth / 64] |= uint64_t{1} << (depth % 64);
-    else kinds_[depth / 64] &= ~(uint64_t{1} << (depth % 64));
+    if (object)
+      kinds_[depth / 64] |= uint64_t{1} << (depth % 64);
+    else
+      kinds_[depth / 64] &= ~(uint64_t{1} << (depth % 64));
     if (context >= 0 && contexts.size() == depth) contexts.push_back(context);
     ++depth;
   };
@@ -450,9 +490,12 @@ bool JsonScanner::value(Target target) {
           }
         } else {
           const std::string_view rest = in_.substr(pos_);
-          if (rest.starts_with("true") || rest.starts_with("null")) pos_ += 4;
-          else if (rest.starts_with("false")) pos_ += 5;
-          else return false;
+          if (rest.starts_with("true") || rest.starts_with("null"))
+            pos_ += 4;
+          else if (rest.starts_with("false"))
+            pos_ += 5;
+          else
+            return false;
           if (f) f->type = FieldValue::kOther;
         }
         state = kAfter;

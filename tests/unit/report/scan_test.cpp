@@ -81,7 +81,8 @@ TEST(ScanDecoder, SameAsDomOnMutations) {
   EXPECT_GT(checked, 40000u);
 }
 
-const char* kNative = R"({"schema_version":"1.6","session_id":"s","category":"file","decision":"deny",)";
+const char* kNative =
+    R"({"schema_version":"1.6","session_id":"s","category":"file","decision":"deny",)";
 
 TEST(ScanDecoder, SameAsDomOnHostileLines) {
   const std::vector<std::string> cases = {
@@ -129,9 +130,12 @@ TEST(ScanDecoder, SameAsDomOnHostileLines) {
       " \xef\xbb\xbf{\"schema_version\":\"1\",\"session_id\":\"s\"}",
       "\xef\xbb{\"schema_version\":\"1\",\"session_id\":\"s\"}",
       // Numbers at the edges of int64, uint64 and double.
-      std::string(kNative) + R"("process":{"pid":9223372036854775807,"ppid":-9223372036854775808}})",
-      std::string(kNative) + R"("process":{"pid":9223372036854775808,"ppid":-9223372036854775809}})",
-      std::string(kNative) + R"("process":{"pid":18446744073709551615,"ppid":18446744073709551616}})",
+      std::string(kNative) +
+          R"("process":{"pid":9223372036854775807,"ppid":-9223372036854775808}})",
+      std::string(kNative) +
+          R"("process":{"pid":9223372036854775808,"ppid":-9223372036854775809}})",
+      std::string(kNative) +
+          R"("process":{"pid":18446744073709551615,"ppid":18446744073709551616}})",
       std::string(kNative) + R"("process":{"pid":-0,"ppid":1.0}})",
       std::string(kNative) + R"("process":{"pid":1e400}})",
       std::string(kNative) + R"("process":{"pid":-1e400}})",
@@ -174,9 +178,30 @@ TEST(ScanDecoder, SameAsDomOnHostileLines) {
       R"({"labels":{"session_id":"s"},"ecs":{},"event":{"action":"connect"},)"
       R"("supervise":{"decision":"deny"},"destination":{"address":"/run/x"}})",
       // Not JSON, or JSON but not an object.
-      "", " ", "{", "}", "{}", "[]", "[1,2]", "\"s\"", "1", "null", "{\"a\"}", "{\"a\":}",
-      "{\"a\":1,}", "[1,]", "{,}", "{\"a\":1 \"b\":2}", "{\"a\":1}}", "{\"a\":1} x", "{\"a\":1}\n",
-      "{\"a\":1}\r\n \t", "{\"a\":1}/", "{\"a\":1}//c", "{'a':1}", "{\"a\":\"\t\"}",
+      "",
+      " ",
+      "{",
+      "}",
+      "{}",
+      "[]",
+      "[1,2]",
+      "\"s\"",
+      "1",
+      "null",
+      "{\"a\"}",
+      "{\"a\":}",
+      "{\"a\":1,}",
+      "[1,]",
+      "{,}",
+      "{\"a\":1 \"b\":2}",
+      "{\"a\":1}}",
+      "{\"a\":1} x",
+      "{\"a\":1}\n",
+      "{\"a\":1}\r\n \t",
+      "{\"a\":1}/",
+      "{\"a\":1}//c",
+      "{'a':1}",
+      "{\"a\":\"\t\"}",
   };
   for (const auto& line : cases) EXPECT_TRUE(sameAsDom(line));
 }
@@ -184,8 +209,8 @@ TEST(ScanDecoder, SameAsDomOnHostileLines) {
 TEST(ScanDecoder, DeepNestingAndHugeStrings) {
   // No recursion: depth costs a bit per level, as the DOM parser accepts it.
   const size_t deep = 1 << 20;
-  std::string arrays = std::string(kNative) + "\"x\":" + std::string(deep, '[') +
-                       std::string(deep, ']') + "}";
+  std::string arrays =
+      std::string(kNative) + "\"x\":" + std::string(deep, '[') + std::string(deep, ']') + "}";
   EXPECT_TRUE(sameAsDom(arrays));
   EXPECT_TRUE(sameAsDom(std::string_view(arrays).substr(0, arrays.size() - 2)));
   std::string objects = std::string(kNative) + "\"x\":";
@@ -200,8 +225,9 @@ TEST(ScanDecoder, DeepNestingAndHugeStrings) {
 
 TEST(ScanDecoder, ReusesItsBuffersAcrossLines) {
   // A line's decoded strings (escapes, joined argv) must not leak into the next.
-  const std::string a = std::string(kNative) +
-                        R"("process":{"pid":1,"comm":"c\u0041","argv":["x","y"]},"file":{"path":"/\u0041"}})";
+  const std::string a =
+      std::string(kNative) +
+      R"("process":{"pid":1,"comm":"c\u0041","argv":["x","y"]},"file":{"path":"/\u0041"}})";
   const std::string b = std::string(kNative) + R"("process":{"pid":2,"argv":["z"]}})";
   const std::string c = std::string(kNative) + R"("process":{"pid":3,"argv":"q"}})";
   for (const auto* line : {&a, &b, &c, &a, &c, &b}) EXPECT_TRUE(sameAsDom(*line));
