@@ -1,9 +1,11 @@
 // libFuzzer entry for the line decoder of `supervise report`
 // (supervisor/report/record.cpp) and the aggregation and rendering after it.
 // A trail is hostile input (paths are attacker-chosen, a file can be edited):
-// for any bytes, decodeLine() returns without crashing, agrees with the
-// nlohmann-DOM decoder it replaced (tests/unit/report/dom_decoder.cpp: same
-// verdict, same why, same record), and once the record is aggregated neither
+// for any bytes, decodeLine() (simdjson) returns without crashing, agrees with
+// the nlohmann-DOM decoder it replaced (tests/unit/report/dom_decoder.cpp:
+// same verdict, same why, same record, once decodeLineExpected() has applied
+// the differences of the two libraries: duplicate keys, NUL bytes, integers
+// past 64 bits, nesting past 1024 levels), and once the record is aggregated neither
 // view carries a raw '<' from it (HTML) or a control character (terminal).
 #include <cstddef>
 #include <cstdint>
@@ -31,7 +33,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const bool ok = sv::report::decodeLine(line, &record, &why);
   sv::report::Record reference;
   std::string reference_why;
-  check(ok == sv::report::testing::decodeLineDom(line, &reference, &reference_why));
+  check(ok == sv::report::testing::decodeLineExpected(line, &reference, &reference_why));
   check(ok ? record == reference : why == reference_why);
   if (ok) {
     check(!record.session_id.empty());

@@ -22,10 +22,14 @@ bool decodeLineDom(std::string_view line, Record* out, std::string* why,
 // The lines nlohmann and simdjson don't read alike (dom_decoder.cpp says how
 // each is found).
 struct Differences {
-  bool nul = false;             // a NUL byte: nlohmann ends the input there, simdjson rejects it
-  bool duplicate_keys = false;  // an object repeats a key
-  bool big_integer = false;     // an integer outside int64/uint64: a double for nlohmann, an error for simdjson
-  bool too_deep = false;        // a non-empty object or array at level 1024: past simdjson's max depth
+  // A NUL byte: nlohmann ends the input there, simdjson rejects it.
+  bool nul = false;
+  // An object repeats a key.
+  bool duplicate_keys = false;
+  // An integer outside int64/uint64: a double for nlohmann, an error for simdjson.
+  bool big_integer = false;
+  // A non-empty object or array at level 1024: past simdjson's max depth.
+  bool too_deep = false;
 };
 Differences differencesOf(std::string_view line);
 
