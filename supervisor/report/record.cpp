@@ -2,24 +2,36 @@
 // (docs/audit-events.md, "Other formats") into one Record. A line is
 // attacker-influenced (paths, argv): every member is checked for its type,
 // and a wrong type reads as absent, never as an error of the whole report.
-// Each line is parsed by simdjson's DOM parser (fully validated, UTF-8
-// included), one parser reused across lines so that a line allocates
-// nothing; the members read here are looked up in its tape and copied into
-// the Record, nothing else is.
+// Each line is parsed by RapidJSON's SAX Reader (header-only: nothing linked,
+// no start-up cost), iterative (no recursion, so no depth can overflow the
+// stack) and validating UTF-8; a handler keeps only the members read here,
+// in slots reused across lines, so that a line allocates nothing.
 #include "supervisor/report/record.h"
 
-#include <simdjson.h>
+// RapidJSON 1.1.0's Stack::Reserve() adds to its null pointer before the
+// first allocation (fixed upstream after 1.1.0): harmless, but undefined
+// behaviour clang's UBSan stops on (report_fuzz, the first line). The check
+// is off for RapidJSON's functions only.
+#if defined(__clang__)
+#pragma clang attribute push(__attribute__((no_sanitize("pointer-overflow"))), apply_to = function)
+#endif
+#include <rapidjson/memorystream.h>
+#include <rapidjson/reader.h>
+#if defined(__clang__)
+#pragma clang attribute pop
+#endif
 
+#include <cmath>
 #include <cstring>
 #include <initializer_list>
 #include <memory>
+#include <vector>
 
 #include "supervisor/report/reader.h"
 
 namespace sv::report {
 namespace {
 
-using simdjson::dom::element;
 using Path = std::initializer_list<std::string_view>;
 
 // s->clear(), keeping its memory for the next line only when that is small:
@@ -32,80 +44,311 @@ void clearForReuse(std::string* s) {
     s->clear();
 }
 
-// Zero pages, only ever read: sizing a parser with them (below) takes no
-// memory.
-char zeros[kMaxLine + simdjson::SIMDJSON_PADDING];
+// Every member any of the three formats is read at (decodeNative, decodeOcsf,
+// decodeEcs below), as a tree of keys: node 0 is the line's object.
+// An argv path's array keeps its direct string elements joined by spaces.
+struct Member {
+  Path path;
+  bool argv = false;
+};
+const Member kMembers[] = {
+    // native
+    {{"schema_version"}},
+    {{"session_id"}},
+    {{"event_id"}},
+    {{"seq"}},
+    {{"time"}},
+    {{"category"}},
+    {{"operation"}},
+    {{"decision"}},
+    {{"session", "command"}, true},
+    {{"session", "exit", "code"}},
+    {{"session", "exit", "signal"}},
+    {{"rule", "id"}},
+    {{"rule", "reason"}},
+    {{"process", "pid"}},
+    {{"process", "ppid"}},
+    {{"process", "comm"}},
+    {{"process", "argv"}, true},
+    {{"file", "path"}},
+    {{"exec", "path"}},
+    {{"network", "unix_path"}},
+    {{"network", "ip"}},
+    {{"network", "port"}},
+    // OCSF
+    {{"metadata", "correlation_uid"}},
+    {{"metadata", "uid"}},
+    {{"metadata", "sequence"}},
+    {{"time_dt"}},
+    {{"unmapped", "category"}},
+    {{"unmapped", "operation"}},
+    {{"unmapped", "command"}, true},
+    {{"unmapped", "exit_code"}},
+    {{"unmapped", "exit_signal"}},
+    {{"unmapped", "decision"}},
+    {{"unmapped", "rule_id"}},
+    {{"unmapped", "policy", "desc"}},
+    {{"firewall_rule", "desc"}},
+    {{"actor", "process", "pid"}},
+    {{"actor", "process", "parent_process", "pid"}},
+    {{"actor", "process", "name"}},
+    {{"actor", "process", "cmd_line"}},
+    {{"process", "file", "path"}},
+    {{"dst_endpoint", "name"}},
+    {{"dst_endpoint", "ip"}},
+    {{"dst_endpoint", "port"}},
+    // ECS
+    {{"labels", "session_id"}},
+    {{"ecs"}},
+    {{"event", "id"}},
+    {{"event", "sequence"}},
+    {{"@timestamp"}},
+    {{"event", "action"}},
+    {{"supervise", "command"}, true},
+    {{"supervise", "exit_code"}},
+    {{"supervise", "exit_signal"}},
+    {{"supervise", "category"}},
+    {{"supervise", "decision"}},
+    {{"rule", "description"}},
+    {{"process", "parent", "pid"}},
+    {{"process", "name"}},
+    {{"process", "args"}, true},
+    {{"process", "executable"}},
+    {{"destination", "address"}},
+    {{"destination", "ip"}},
+    {{"destination", "port"}},
+};
 
-// One simdjson parser and the padded copy of the line it reads, both kept
-// across lines. simdjson reads up to SIMDJSON_PADDING bytes past a
-// document's end; a line is a view into the reader's buffer, so it is copied
-// (a memcpy of ~1 KB) rather than trusted to have them. Two sizes: kKeep
-// bytes for the common line, and for a longer one kMaxLine at once (the
-// reader's cap, also the parser's max capacity), untouched memory until a
-// line uses it. The next short line gives that back: simdjson never shrinks
-// a parser, so a fresh one replaces it. Growing in one step also keeps the
-// allocator from piling up the intermediate sizes a line-by-line growth
-// would leave (tools/report-trail-hostile's trail: 85 MB peak RSS that way,
-// 64 MB in one step).
-class LineParser {
+enum class Type : uint8_t { Absent, Other, Integer, String, Object, Array };
+
+struct Node {
+  std::string_view key;
+  bool argv = false;
+  std::vector<int> children;
+};
+
+// The tree of kMembers, built once.
+const std::vector<Node>& tree() {
+  static const std::vector<Node> nodes = [] {
+    std::vector<Node> n(1);
+    for (const Member& m : kMembers) {
+      int at = 0;
+      for (std::string_view key : m.path) {
+        int next = -1;
+        for (int c : n[at].children)
+          if (n[c].key == key) next = c;
+        if (next < 0) {
+          next = static_cast<int>(n.size());
+          n[at].children.push_back(next);  // before the push_back below moves n
+          n.push_back(Node{key});
+        }
+        at = next;
+      }
+      n[at].argv = m.argv;
+    }
+    return n;
+  }();
+  return nodes;
+}
+
+int child(const Node& node, std::string_view key) {
+  const std::vector<Node>& nodes = tree();
+  for (int c : node.children)
+    if (nodes[c].key == key) return c;
+  return -1;
+}
+
+// What one line holds at each node of tree(): its type, an integer's value,
+// a string's value (an argv array's strings joined).
+struct Slot {
+  Type type = Type::Absent;
+  int64_t integer = 0;
+  std::string text;
+};
+
+// The SAX handler. Containers are followed only along tree(): below a member
+// not in it (or inside an argv array's elements) it counts levels and keeps
+// nothing, so its memory doesn't grow with depth. A key repeated in an
+// object clears what its earlier value left in the slots below it: the last
+// value wins, whole, as in nlohmann's DOM.
+class Handler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> {
  public:
-  LineParser() { resize(kKeep); }
+  std::vector<Slot> slots;
+  Type root = Type::Absent;
+  const rapidjson::MemoryStream* in = nullptr;  // the line being read
+  std::string_view line;
 
-  simdjson::simdjson_result<element> parse(std::string_view line) {
-    if (line.size() > capacity_)
-      resize(kMaxLine);
-    else if (line.size() <= kKeep && capacity_ > kKeep)
-      resize(kKeep);
-    std::memcpy(buffer_.get(), line.data(), line.size());
-    std::memset(buffer_.get() + line.size(), ' ', simdjson::SIMDJSON_PADDING);
-    return parser_.parse(simdjson::padded_string_view(buffer_.get(), line.size(),
-                                                      capacity_ + simdjson::SIMDJSON_PADDING));
+  Handler() : slots(tree().size()) {}
+
+  void reset() {
+    for (Slot& s : slots) {
+      s.type = Type::Absent;
+      clearForReuse(&s.text);
+    }
+    root = Type::Absent;
+    frames_.clear();
+    dead_ = 0;
+    pending_ = -1;
   }
+
+  bool Null() { return scalar(Type::Other); }
+  bool Bool(bool) { return scalar(Type::Other); }
+  bool Int(int i) { return integer(i); }
+  bool Uint(unsigned u) { return integer(u); }
+  bool Int64(int64_t i) { return integer(i); }
+  // An unsigned past INT64_MAX wraps, as nlohmann's get<int64_t>() did.
+  bool Uint64(uint64_t u) { return integer(static_cast<int64_t>(u)); }
+  // A double (an integer past 64 bits too) reads as absent, as for nlohmann,
+  // which rejects one that overflows (strtod's infinity). RapidJSON's fast
+  // (not full-precision) conversion can round differently there, so near
+  // the largest double the number's text is read again by strtod. (Full
+  // precision, kParseFullPrecisionFlag, calls __builtin_clzll(0) in 1.1.0's
+  // DiyFp::Normalize: undefined behaviour, UBSan stops on it.)
+  bool Double(double d) {
+    if (!(std::fabs(d) < 1e300) && !finiteAsStrtod()) return false;
+    return scalar(Type::Other);
+  }
+  bool String(const char* s, rapidjson::SizeType n, bool) {
+    if (!validUtf16(s, n)) return false;
+    if (dead_) return true;
+    if (frames_.empty()) return root = Type::String, true;
+    const Frame& f = frames_.back();
+    if (f.argv) {
+      std::string& joined = slots[f.node].text;
+      if (!joined.empty()) joined += ' ';
+      joined.append(s, n);
+      return true;
+    }
+    if (pending_ < 0) return true;
+    Slot& slot = slots[pending_];
+    slot.type = Type::String;
+    slot.text.assign(s, n);
+    return true;
+  }
+  bool Key(const char* s, rapidjson::SizeType n, bool) {
+    if (!validUtf16(s, n)) return false;
+    if (dead_) return true;
+    pending_ = child(tree()[frames_.back().node], std::string_view(s, n));
+    if (pending_ >= 0) clearBelow(pending_);
+    return true;
+  }
+  bool StartObject() { return open(Type::Object); }
+  bool EndObject(rapidjson::SizeType) { return close(); }
+  bool StartArray() { return open(Type::Array); }
+  bool EndArray(rapidjson::SizeType) { return close(); }
 
  private:
-  void resize(size_t capacity) {
-    parser_ = simdjson::dom::parser(kMaxLine);
-    buffer_.reset();
-    buffer_ = std::make_unique_for_overwrite<char[]>(capacity + simdjson::SIMDJSON_PADDING);
-    capacity_ = capacity;
-    // A parser grows to the longest document it has been given (tape, string
-    // buffer, structural indexes) before it parses it: a document of
-    // `capacity` zero bytes sizes it (and is not JSON).
-    (void)parser_.parse(simdjson::padded_string_view(zeros, capacity, sizeof zeros));
+  struct Frame {
+    int node;
+    bool argv;  // an argv array (else an object of tree())
+  };
+
+  // RapidJSON 1.1.0 decodes a lone low surrogate (\udc00-\udfff) into the
+  // three bytes of its code point, which UTF-8 doesn't allow (nlohmann rejects
+  // the line); a raw one in the input is rejected as invalid UTF-8, so
+  // 0xED 0xA0-0xBF in a decoded string can only come from such an escape.
+  // The number just read (it ends where the stream is) converted by strtod.
+  bool finiteAsStrtod() const {
+    const size_t end = in->Tell();
+    size_t start = end;
+    while (start > 0 && std::strchr("0123456789.eE+-", line[start - 1]) && line[start - 1] != '\0')
+      --start;
+    const std::string number(line.substr(start, end - start));
+    return std::isfinite(std::strtod(number.c_str(), nullptr));
   }
 
-  simdjson::dom::parser parser_;
-  std::unique_ptr<char[]> buffer_;  // the line, then SIMDJSON_PADDING bytes
-  size_t capacity_ = 0;
+  static bool validUtf16(const char* s, size_t n) {
+    const char* end = s + n;
+    for (const char* p = s; (p = static_cast<const char*>(std::memchr(p, '\xED', end - p)));) {
+      if (++p < end && static_cast<unsigned char>(*p) >= 0xA0) return false;
+    }
+    return true;
+  }
+
+  bool integer(int64_t v) {
+    if (dead_ || frames_.empty() || frames_.back().argv || pending_ < 0)
+      return scalar(Type::Integer);
+    slots[pending_].type = Type::Integer;
+    slots[pending_].integer = v;
+    return true;
+  }
+  bool scalar(Type t) {
+    if (dead_) return true;
+    if (frames_.empty()) return root = t, true;
+    if (!frames_.back().argv && pending_ >= 0) slots[pending_].type = t;
+    return true;
+  }
+  bool open(Type t) {
+    if (dead_) return ++dead_, true;
+    if (frames_.empty()) {
+      root = t;
+      if (t == Type::Object)
+        frames_.push_back({0, false});
+      else
+        ++dead_;
+      return true;
+    }
+    if (frames_.back().argv || pending_ < 0) return ++dead_, true;
+    const int node = pending_;
+    slots[node].type = t;
+    pending_ = -1;
+    if (t == Type::Object && !tree()[node].children.empty())
+      frames_.push_back({node, false});
+    else if (t == Type::Array && tree()[node].argv)
+      frames_.push_back({node, true});
+    else
+      ++dead_;
+    return true;
+  }
+  bool close() {
+    if (dead_)
+      --dead_;
+    else
+      frames_.pop_back();
+    pending_ = -1;
+    return true;
+  }
+  void clearBelow(int node) {
+    Slot& s = slots[node];
+    s.type = Type::Absent;
+    s.text.clear();
+    for (int c : tree()[node].children) clearBelow(c);
+  }
+
+  std::vector<Frame> frames_;  // at most the depth of tree() (4) + 1
+  size_t dead_ = 0;            // levels open below what is kept
+  int pending_ = -1;           // the node of the value after the last key
 };
 
 // The parsed line, read as the DOM decoder read its json: a path through a
-// non-object, or a member of the wrong type, is absent. A duplicate key
-// finds its first value (simdjson's at_key; nlohmann kept the last).
+// non-object, or a member of the wrong type, is absent.
 class Line {
  public:
-  explicit Line(element root) : root_(root) {}
-  simdjson::simdjson_result<element> at(Path path) const {
-    simdjson::simdjson_result<element> e{element(root_)};
-    for (std::string_view key : path) e = e.at_key(key);
-    return e;
+  explicit Line(const Handler& h) : h_(h) {}
+  const Slot* at(Path path) const {
+    const std::vector<Node>& nodes = tree();
+    int n = 0;
+    for (std::string_view key : path) {
+      if (n != 0 && h_.slots[n].type != Type::Object) return nullptr;
+      n = child(nodes[n], key);
+      if (n < 0) return nullptr;
+    }
+    const Slot* s = &h_.slots[n];
+    return s->type == Type::Absent ? nullptr : s;
   }
-  bool has(Path p) const { return at(p).error() == simdjson::SUCCESS; }
-  bool isString(Path p) const { return at(p).is_string(); }
+  bool has(Path p) const { return at(p) != nullptr; }
+  bool isString(Path p) const {
+    const Slot* s = at(p);
+    return s && s->type == Type::String;
+  }
   std::string_view str(Path p) const {
-    std::string_view s;
-    return at(p).get(s) == simdjson::SUCCESS ? s : std::string_view();
+    const Slot* s = at(p);
+    return s && s->type == Type::String ? std::string_view(s->text) : std::string_view();
   }
-  // An integer member (an unsigned past INT64_MAX wraps, as nlohmann's
-  // get<int64_t>() did); false for any other value.
   bool integer(Path p, int64_t* out) const {
-    element e;
-    if (at(p).get(e) != simdjson::SUCCESS) return false;
-    if (e.type() == simdjson::dom::element_type::INT64) return e.get(*out) == simdjson::SUCCESS;
-    uint64_t u;
-    if (e.type() != simdjson::dom::element_type::UINT64 || e.get(u) != simdjson::SUCCESS)
-      return false;
-    *out = static_cast<int64_t>(u);
+    const Slot* s = at(p);
+    if (!s || s->type != Type::Integer) return false;
+    *out = s->integer;
     return true;
   }
   bool isInteger(Path p) const {
@@ -116,20 +359,15 @@ class Line {
     int64_t v;
     return integer(p, &v) ? v : fallback;
   }
-  // An argv array's string elements joined by spaces into *out; "" when not an array.
+  // An argv array's string elements joined by spaces into *out; "" when not an
+  // array.
   void argv(Path p, std::string* out) const {
-    simdjson::dom::array a;
-    if (at(p).get(a) != simdjson::SUCCESS) return;
-    for (element e : a) {
-      std::string_view s;
-      if (e.get(s) != simdjson::SUCCESS) continue;
-      if (!out->empty()) *out += ' ';
-      out->append(s);
-    }
+    const Slot* s = at(p);
+    if (s && s->type == Type::Array) out->append(s->text);
   }
 
  private:
-  element root_;
+  const Handler& h_;
 };
 
 void endpoint(const Line& l, Path ip, Path port, std::string* out) {
@@ -332,20 +570,43 @@ bool decodeLine(std::string_view text, Record* out, std::string* why) {
     *why = "longer than " + std::to_string(kMaxLine) + " bytes";
     return false;
   }
-  // nlohmann skipped a byte order mark at the start of its input; simdjson
+  // nlohmann skipped a byte order mark at the start of its input; RapidJSON
   // leaves that to the caller.
   if (text.starts_with("\xEF\xBB\xBF")) text.remove_prefix(3);
-  thread_local LineParser parser;
-  element root;
-  if (parser.parse(text).get(root) != simdjson::SUCCESS) {
+  // The Reader's stack (a string being decoded, the open containers) and the
+  // handler's slots are kept across lines; a line past kKeep is read by a
+  // fresh pair that gives its memory back at once.
+  thread_local rapidjson::Reader shared_reader;
+  thread_local Handler shared_handler;
+  std::unique_ptr<rapidjson::Reader> own_reader;
+  std::unique_ptr<Handler> own_handler;
+  rapidjson::Reader* reader = &shared_reader;
+  Handler* handler = &shared_handler;
+  if (text.size() > kKeep) {
+    own_reader = std::make_unique<rapidjson::Reader>();
+    own_handler = std::make_unique<Handler>();
+    reader = own_reader.get();
+    handler = own_handler.get();
+  }
+  handler->reset();
+  // A NUL byte reads as the end of the input (MemoryStream's Peek() gives
+  // '\0' at the end), as nlohmann took it: what follows a complete value is
+  // ignored. Without kParseStopWhenDoneFlag, anything but whitespace after
+  // the value is an error, as for nlohmann.
+  rapidjson::MemoryStream in(text.data(), text.size());
+  constexpr unsigned kFlags =
+      rapidjson::kParseValidateEncodingFlag | rapidjson::kParseIterativeFlag;
+  handler->in = &in;
+  handler->line = text;
+  if (reader->Parse<kFlags>(in, *handler).IsError()) {
     *why = "not JSON";
     return false;
   }
-  if (!root.is_object()) {
+  if (handler->root != Type::Object) {
     *why = "not a JSON object";
     return false;
   }
-  const Line l(root);
+  const Line l(*handler);
   if (l.has({"schema_version"}) && l.has({"session_id"})) {
     decodeNative(l, out);
   } else if (l.has({"metadata", "correlation_uid"})) {

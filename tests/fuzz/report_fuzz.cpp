@@ -1,11 +1,10 @@
 // libFuzzer entry for the line decoder of `supervise report`
 // (supervisor/report/record.cpp) and the aggregation and rendering after it.
 // A trail is hostile input (paths are attacker-chosen, a file can be edited):
-// for any bytes, decodeLine() (simdjson) returns without crashing, agrees with
-// the nlohmann-DOM decoder it replaced (tests/unit/report/dom_decoder.cpp:
-// same verdict, same why, same record, once decodeLineExpected() has applied
-// the differences of the two libraries: duplicate keys, NUL bytes, integers
-// past 64 bits, nesting past 1024 levels), and once the record is aggregated neither
+// for any bytes, decodeLine() (RapidJSON's SAX reader) returns without
+// crashing, agrees with the nlohmann-DOM decoder of before
+// (tests/unit/report/dom_decoder.cpp: same verdict, same why, same record;
+// decodeLineExpected() applies no difference now), and once the record is aggregated neither
 // view carries a raw '<' from it (HTML) or a control character (terminal).
 #include <cstddef>
 #include <cstdint>

@@ -1,8 +1,8 @@
-// The decoder `supervise report` had before simdjson (and before the
-// hand-written scanner simdjson replaced): each line parsed into an nlohmann
+// The decoder `supervise report` had before RapidJSON, simdjson and the
+// hand-written scanner: each line parsed into an nlohmann
 // DOM and looked up. Kept as the reference decodeLine() is checked against
 // (report_unit_test, report_fuzz): both must accept the same lines and give
-// the same Record, but for the differences decodeLineExpected() applies.
+// the same Record (decodeLineExpected() is this decoder now).
 #include "tests/unit/report/dom_decoder.h"
 
 #include <algorithm>
@@ -235,7 +235,8 @@ bool decodeLineDom(std::string_view line, Record* out, std::string* why, Duplica
 
 namespace {
 
-// One nlohmann SAX pass that notes what simdjson reads differently.
+// One nlohmann SAX pass that notes what simdjson read differently (the
+// tests check RapidJSON reads those lines as nlohmann).
 // Depth as simdjson's stage 2 counts it (measured on 3.0.1, tested in
 // dom_diff_test.cpp): a container's level is checked when it gets its first
 // element, so 1024 nested empty arrays pass and a non-empty one at level
@@ -256,7 +257,8 @@ class DifferenceFinder : public nlohmann::json_sax<json> {
   bool binary(binary_t&) override { return element(); }
   bool start_object(std::size_t) override { return open(true); }
   bool key(string_t& k) override {
-    // An audit object has a few dozen keys: a linear search beats a set's allocations.
+    // An audit object has a few dozen keys: a linear search beats a set's
+    // allocations.
     std::vector<std::string>& keys = containers_.back().keys;
     if (std::find(keys.begin(), keys.end(), k) != keys.end())
       found.duplicate_keys = true;
@@ -312,19 +314,7 @@ Differences differencesOf(std::string_view line) {
 }
 
 bool decodeLineExpected(std::string_view line, Record* out, std::string* why) {
-  // What nlohmann rejects as not JSON simdjson rejects too (report_fuzz
-  // checks it; duplicate keys don't change validity), so the SAX pass is
-  // needed only for the lines nlohmann accepts.
-  const bool ok = decodeLineDom(line, out, why);
-  if (!ok && *why == "not JSON") return false;
-  const Differences d = differencesOf(line);
-  if (d.nul || d.big_integer || d.too_deep) {
-    *out = Record{};
-    *why = "not JSON";
-    return false;
-  }
-  if (d.duplicate_keys) return decodeLineDom(line, out, why, DuplicateKeys::kFirst);
-  return ok;
+  return decodeLineDom(line, out, why);
 }
 
 }  // namespace sv::report::testing

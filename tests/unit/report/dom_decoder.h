@@ -1,8 +1,8 @@
 // decodeLineDom(): the nlohmann-DOM decoder that decodeLine() replaced, the
 // reference it is tested against (dom_decoder.cpp), and decodeLineExpected():
-// that reference with the differences between nlohmann and simdjson applied
-// (supervisor/report/README.md, "simdjson and nlohmann"), so that the tests
-// and report_fuzz compare the two decoders on every line, those included.
+// what decodeLine() must give: that reference itself, since RapidJSON and
+// the handler of record.cpp read every line as nlohmann did
+// (supervisor/report/README.md, "RapidJSON and nlohmann").
 #pragma once
 
 #include <string>
@@ -13,14 +13,15 @@
 namespace sv::report::testing {
 
 // Which value of a key repeated in one object is read: nlohmann's DOM keeps
-// the last; simdjson's at_key() finds the first.
+// the last (and so does decodeLine()); kFirst is how simdjson read it.
 enum class DuplicateKeys { kLast, kFirst };
 
 bool decodeLineDom(std::string_view line, Record* out, std::string* why,
                    DuplicateKeys keys = DuplicateKeys::kLast);
 
-// The lines nlohmann and simdjson don't read alike (dom_decoder.cpp says how
-// each is found).
+// The lines nlohmann and simdjson (the parser before RapidJSON) didn't read
+// alike (dom_decoder.cpp says how each is found); dom_diff_test.cpp checks
+// decodeLine() reads each as nlohmann does.
 struct Differences {
   // A NUL byte: nlohmann ends the input there, simdjson rejects it.
   bool nul = false;
@@ -33,9 +34,7 @@ struct Differences {
 };
 Differences differencesOf(std::string_view line);
 
-// What decodeLine() must give: "not JSON" for a NUL byte, and for a line
-// nlohmann accepts with an integer past 64 bits or nesting past simdjson's
-// depth; otherwise decodeLineDom() reading the first of duplicate keys.
+// What decodeLine() must give: decodeLineDom(), no difference applied.
 bool decodeLineExpected(std::string_view line, Record* out, std::string* why);
 
 }  // namespace sv::report::testing
