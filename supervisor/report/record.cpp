@@ -4,8 +4,9 @@
 // and a wrong type reads as absent, never as an error of the whole report.
 // Each line is parsed by RapidJSON's SAX Reader (header-only: nothing linked,
 // no start-up cost), iterative (no recursion, so no depth can overflow the
-// stack) and validating UTF-8; a handler keeps only the members read here,
-// in slots reused across lines, so that a line allocates nothing.
+// stack), in situ on a reused copy of the line, its UTF-8 checked here; a
+// handler keeps only the members read here, in slots reused across lines,
+// so that a line allocates nothing.
 #include "supervisor/report/record.h"
 
 // RapidJSON 1.1.0's Stack::Reserve() adds to its null pointer before the
@@ -15,12 +16,17 @@
 #if defined(__clang__)
 #pragma clang attribute push(__attribute__((no_sanitize("pointer-overflow"))), apply_to = function)
 #endif
-#include <rapidjson/memorystream.h>
+// SSE2 (the x86-64 baseline): RapidJSON skips whitespace and copies
+// unescaped string runs 16 bytes at a time.
+#if defined(__SSE2__)
+#define RAPIDJSON_SSE2
+#endif
 #include <rapidjson/reader.h>
 #if defined(__clang__)
 #pragma clang attribute pop
 #endif
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <initializer_list>
@@ -151,8 +157,11 @@ const std::vector<Node>& tree() {
   return nodes;
 }
 
+// tree(), without the guard of its static at each key.
+const std::vector<Node>& kTree = tree();
+
 int child(const Node& node, std::string_view key) {
-  const std::vector<Node>& nodes = tree();
+  const std::vector<Node>& nodes = kTree;
   for (int c : node.children)
     if (nodes[c].key == key) return c;
   return -1;
@@ -175,8 +184,9 @@ class Handler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> 
  public:
   std::vector<Slot> slots;
   Type root = Type::Absent;
-  const rapidjson::MemoryStream* in = nullptr;  // the line being read
-  std::string_view line;
+  rapidjson::InsituStringStream* in = nullptr;  // the line being read
+  std::string_view line;                        // the same bytes, unmodified
+  bool escapes = true;                          // the line has a backslash
 
   Handler() : slots(tree().size()) {}
 
@@ -209,7 +219,7 @@ class Handler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> 
     return scalar(Type::Other);
   }
   bool String(const char* s, rapidjson::SizeType n, bool) {
-    if (!validUtf16(s, n)) return false;
+    if (escapes && !validUtf16(s, n)) return false;
     if (dead_) return true;
     if (frames_.empty()) return root = Type::String, true;
     const Frame& f = frames_.back();
@@ -226,9 +236,9 @@ class Handler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> 
     return true;
   }
   bool Key(const char* s, rapidjson::SizeType n, bool) {
-    if (!validUtf16(s, n)) return false;
+    if (escapes && !validUtf16(s, n)) return false;
     if (dead_) return true;
-    pending_ = child(tree()[frames_.back().node], std::string_view(s, n));
+    pending_ = child(nodes_[frames_.back().node], std::string_view(s, n));
     if (pending_ >= 0) clearBelow(pending_);
     return true;
   }
@@ -245,14 +255,17 @@ class Handler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> 
 
   // RapidJSON 1.1.0 decodes a lone low surrogate (\udc00-\udfff) into the
   // three bytes of its code point, which UTF-8 doesn't allow (nlohmann rejects
-  // the line); a raw one in the input is rejected as invalid UTF-8, so
+  // the line); a raw one in the input is rejected by validUtf8(), so
   // 0xED 0xA0-0xBF in a decoded string can only come from such an escape.
-  // The number just read (it ends where the stream is) converted by strtod.
+  // The number just read converted by strtod: the run of number characters
+  // around the stream's position (its start for InsituStringStream in 1.1.0,
+  // its end for other streams; the characters before and after a number are
+  // never number characters).
   bool finiteAsStrtod() const {
-    const size_t end = in->Tell();
-    size_t start = end;
-    while (start > 0 && std::strchr("0123456789.eE+-", line[start - 1]) && line[start - 1] != '\0')
-      --start;
+    auto numeric = [](char c) { return c != '\0' && std::strchr("0123456789.eE+-", c); };
+    size_t start = std::min(in->Tell(), line.size()), end = start;
+    while (start > 0 && numeric(line[start - 1])) --start;
+    while (end < line.size() && numeric(line[end])) ++end;
     const std::string number(line.substr(start, end - start));
     return std::isfinite(std::strtod(number.c_str(), nullptr));
   }
@@ -292,9 +305,9 @@ class Handler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> 
     const int node = pending_;
     slots[node].type = t;
     pending_ = -1;
-    if (t == Type::Object && !tree()[node].children.empty())
+    if (t == Type::Object && !nodes_[node].children.empty())
       frames_.push_back({node, false});
-    else if (t == Type::Array && tree()[node].argv)
+    else if (t == Type::Array && nodes_[node].argv)
       frames_.push_back({node, true});
     else
       ++dead_;
@@ -312,9 +325,10 @@ class Handler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> 
     Slot& s = slots[node];
     s.type = Type::Absent;
     s.text.clear();
-    for (int c : tree()[node].children) clearBelow(c);
+    for (int c : nodes_[node].children) clearBelow(c);
   }
 
+  const std::vector<Node>& nodes_ = kTree;
   std::vector<Frame> frames_;  // at most the depth of tree() (4) + 1
   size_t dead_ = 0;            // levels open below what is kept
   int pending_ = -1;           // the node of the value after the last key
@@ -509,6 +523,56 @@ void decodeEcs(const Line& l, Record* r) {
     endpoint(l, {"destination", "ip"}, {"destination", "port"}, &r->target);
 }
 
+// Strict UTF-8 (no overlong forms, surrogates or code points past
+// U+10FFFF), ASCII 8 bytes at a time, and none of the control bytes
+// 0x1A-0x1F: RapidJSON 1.1.0's SSE2 string scan takes only bytes up to 0x19
+// for control characters (max_epu8 against 0x19) and would copy them into a
+// string, where JSON (and nlohmann) allows none; outside a string they are
+// a syntax error anyway, so rejecting them anywhere changes no verdict.
+bool validUtf8(std::string_view text) {
+  constexpr uint64_t kOnes = 0x0101010101010101ull, kHigh = 0x8080808080808080ull;
+  const auto* p = reinterpret_cast<const unsigned char*>(text.data());
+  const size_t n = text.size();
+  size_t i = 0;
+  while (i < n) {
+    if (i + 8 <= n) {
+      uint64_t w;
+      std::memcpy(&w, p + i, 8);
+      // No byte past 0x7F, none below 0x20 (hasless(w, 0x20), exact).
+      if (!(w & kHigh) && !((w - kOnes * 0x20) & ~w & kHigh)) {
+        i += 8;
+        continue;
+      }
+    }
+    const unsigned c = p[i];
+    if (c < 0x80) {
+      if (c >= 0x1A && c < 0x20) return false;
+      ++i;
+      continue;
+    }
+    size_t len;
+    unsigned lo = 0x80, hi = 0xBF;
+    if (c >= 0xC2 && c <= 0xDF) {
+      len = 2;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+      len = 3;
+      if (c == 0xE0) lo = 0xA0;
+      if (c == 0xED) hi = 0x9F;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+      len = 4;
+      if (c == 0xF0) lo = 0x90;
+      if (c == 0xF4) hi = 0x8F;
+    } else {
+      return false;
+    }
+    if (i + len > n || p[i + 1] < lo || p[i + 1] > hi) return false;
+    for (size_t k = 2; k < len; ++k)
+      if ((p[i + k] & 0xC0) != 0x80) return false;
+    i += len;
+  }
+  return true;
+}
+
 // Record{} without giving back the strings' memory (the next line reuses it).
 void clear(Record* r) {
   r->kind = RecordKind::Other;
@@ -589,15 +653,32 @@ bool decodeLine(std::string_view text, Record* out, std::string* why) {
     handler = own_handler.get();
   }
   handler->reset();
-  // A NUL byte reads as the end of the input (MemoryStream's Peek() gives
-  // '\0' at the end), as nlohmann took it: what follows a complete value is
-  // ignored. Without kParseStopWhenDoneFlag, anything but whitespace after
-  // the value is an error, as for nlohmann.
-  rapidjson::MemoryStream in(text.data(), text.size());
-  constexpr unsigned kFlags =
-      rapidjson::kParseValidateEncodingFlag | rapidjson::kParseIterativeFlag;
+  // The line is read in place (kParseInsituFlag: strings decoded where they
+  // are, SIMD runs) from a copy of it ending in a NUL and 16 more, so that
+  // the 16-byte loads stay in the buffer. A NUL byte in the line reads as the
+  // end of the input, as nlohmann took it: what follows a complete value is
+  // ignored. Without kParseStopWhenDoneFlag anything but whitespace after the
+  // value is an error, as for nlohmann.
+  thread_local std::string shared_copy;
+  std::string own_copy;
+  std::string& copy = own_reader ? own_copy : shared_copy;
+  copy.assign(text);
+  copy.append(17, '\0');
+  // UTF-8 checked here, up to the first NUL, instead of by the reader
+  // (kParseValidateEncodingFlag, a third of the time, a byte at a time):
+  // a byte past 0x7F outside a string is a syntax error anyway, so a line
+  // with invalid UTF-8 before its end is not JSON either way.
+  const size_t nul = text.find('\0');
+  const std::string_view read = text.substr(0, nul);
+  if (!validUtf8(read)) {
+    *why = "not JSON";
+    return false;
+  }
+  rapidjson::InsituStringStream in(copy.data());
+  constexpr unsigned kFlags = rapidjson::kParseInsituFlag | rapidjson::kParseIterativeFlag;
   handler->in = &in;
   handler->line = text;
+  handler->escapes = read.find('\\') != std::string_view::npos;
   if (reader->Parse<kFlags>(in, *handler).IsError()) {
     *why = "not JSON";
     return false;

@@ -160,6 +160,13 @@ TEST(DecoderVsDom, SameAsDomOnHostileLines) {
       "{\"schema_version\":\"1\",\"session_id\":\"\xe2\x82\"}",
       "{\"schema_version\":\"1\",\"session_id\":\"\x7f\"}",
       "{\"schema_version\":\"1\",\"session_id\":\"a\x01\"}",
+      // Control bytes 0x1A-0x1F past RapidJSON's 16-byte alignment (its SSE2 scan misses them).
+      "{\"schema_version\":\"1\",\"session_id\":\"s\",\"x\":"
+      "\"0123456789abcdefghijklmnopqrstuvwxyz\x1c\"}",
+      "{\"schema_version\":\"1\",\"session_id\":\"s\",\"x\":"
+      "\"0123456789abcdefghijklmnopqrstuvwxyz\x1a\x1f\x19\"}",
+      "{\"schema_version\":\"1\",\"session_id\":\"0123456789abcdefghijklmnopqrstuvwxyz\x1f\"}",
+      "{\"schema_version\":\"1\",\"session_id\":\"s\"}\x1b",
       "{\"schema_version\":\"1\",\"session_id\":\"a" + std::string(1, '\0') + "b\"}",
       "{\"schema_version\":\"1\",\"session_id\":\"a\"}" + std::string(1, '\0') + "junk",
       "{\"schema_version\":\"1\",\"session_id\":" + std::string(1, '\0') + "\"a\"}",
