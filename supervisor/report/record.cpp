@@ -167,6 +167,8 @@ int child(const Node& node, std::string_view key) {
   return -1;
 }
 
+bool numeric(char c);  // a character of a JSON number
+
 // What one line holds at each node of tree(): its type, an integer's value,
 // a string's value (an argv array's strings joined).
 struct Slot {
@@ -262,7 +264,6 @@ class Handler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> 
   // its end for other streams; the characters before and after a number are
   // never number characters).
   bool finiteAsStrtod() const {
-    auto numeric = [](char c) { return c != '\0' && std::strchr("0123456789.eE+-", c); };
     size_t start = std::min(in->Tell(), line.size()), end = start;
     while (start > 0 && numeric(line[start - 1])) --start;
     while (end < line.size() && numeric(line[end])) ++end;
@@ -573,6 +574,71 @@ bool validUtf8(std::string_view text) {
   return true;
 }
 
+bool numeric(char c) { return c != '\0' && std::strchr("0123456789.eE+-", c); }
+
+// A JSON number: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
+bool jsonNumber(std::string_view t) {
+  size_t i = 0;
+  auto digits = [&] {
+    const size_t from = i;
+    while (i < t.size() && t[i] >= '0' && t[i] <= '9') ++i;
+    return i > from;
+  };
+  if (i < t.size() && t[i] == '-') ++i;
+  if (i < t.size() && t[i] == '0')
+    ++i;
+  else if (!digits())
+    return false;
+  if (i < t.size() && t[i] == '.' && (++i, !digits())) return false;
+  if (i < t.size() && (t[i] == 'e' || t[i] == 'E')) {
+    ++i;
+    if (i < t.size() && (t[i] == '+' || t[i] == '-')) ++i;
+    if (!digits()) return false;
+  }
+  return i == t.size();
+}
+
+// RapidJSON 1.1.0 rejects a positive exponent past 308 (less the fraction's
+// digits) whatever the significand (0e999, 0.001e309: "number too big"),
+// where nlohmann's strtod finds a finite double, read as absent. After that
+// error the line is read again with each such number outside strings
+// replaced by "0.0" and spaces (the same length, also read as absent).
+// Linear; only lines with that error pay it. false: none found.
+bool patchBigExponents(std::string* copy, size_t n) {
+  bool in_string = false, patched = false;
+  for (size_t i = 0; i < n;) {
+    const char c = (*copy)[i];
+    if (in_string) {
+      if (c == '\\') {
+        i += 2;
+      } else {
+        in_string = c != '"';
+        ++i;
+      }
+      continue;
+    }
+    if (c == '"') {
+      in_string = true;
+      ++i;
+      continue;
+    }
+    if (!numeric(c)) {
+      ++i;
+      continue;
+    }
+    size_t j = i;
+    while (j < n && numeric((*copy)[j])) ++j;
+    const std::string token = copy->substr(i, j - i);
+    if (token.find_first_of("eE") != std::string::npos && jsonNumber(token) &&
+        std::isfinite(std::strtod(token.c_str(), nullptr))) {
+      copy->replace(i, j - i, "0.0" + std::string(j - i - 3, ' '));
+      patched = true;
+    }
+    i = j;
+  }
+  return patched;
+}
+
 // Record{} without giving back the strings' memory (the next line reuses it).
 void clear(Record* r) {
   r->kind = RecordKind::Other;
@@ -679,7 +745,18 @@ bool decodeLine(std::string_view text, Record* out, std::string* why) {
   handler->in = &in;
   handler->line = text;
   handler->escapes = read.find('\\') != std::string_view::npos;
-  if (reader->Parse<kFlags>(in, *handler).IsError()) {
+  rapidjson::ParseResult parsed = reader->Parse<kFlags>(in, *handler);
+  if (parsed.Code() == rapidjson::kParseErrorNumberTooBig) {
+    copy.assign(text);
+    copy.append(17, '\0');
+    if (patchBigExponents(&copy, read.size())) {
+      handler->reset();
+      rapidjson::InsituStringStream again(copy.data());
+      handler->in = &again;
+      parsed = reader->Parse<kFlags>(again, *handler);
+    }
+  }
+  if (parsed.IsError()) {
     *why = "not JSON";
     return false;
   }

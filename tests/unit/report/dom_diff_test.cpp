@@ -189,6 +189,11 @@ TEST(DecoderVsDom, SameAsDomOnHostileLines) {
       std::string(kNative) + R"("process":{"pid":123456789012345678901234567890.5,"ppid":1e-400}})",
       std::string(kNative) + R"("process":{"pid":1.7976931348623157e308,"ppid":2e308}})",
       std::string(kNative) + R"("process":{"pid":1e400}})",
+      // Positive exponents past 308 that are finite (RapidJSON: "number too big").
+      "0e999902",
+      std::string(kNative) + R"("process":{"pid":0e999,"ppid":0.001e309,"x":["0e999",-0E+400]}})",
+      std::string(kNative) + R"("process":{"pid":0e999,"x":"\"0e999",7,1e999}})",
+      std::string(kNative) + R"("process":{"pid":0e999,"ppid":3},"x":0e99x})",
       std::string(kNative) +
           R"("process":{"pid":1.7976931348623158e308,"ppid":-17976931348623158e292}})",
       std::string(kNative) + R"("process":{"pid":1.7976931348623159e308}})",
