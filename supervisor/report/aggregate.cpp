@@ -2,6 +2,9 @@
 #include "supervisor/report/aggregate.h"
 
 #include <algorithm>
+#include <charconv>
+#include <cstdio>
+#include <functional>
 
 namespace sv::report {
 namespace {
@@ -19,14 +22,31 @@ std::string categoryOf(const Record& r) {
   return r.category;
 }
 
+// The tables' keys are strings of the trail: a session id, a rule id, up to
+// a line's 4 MiB when hostile. A key past kMaxKey bytes is kept as its first
+// kMaxKey bytes, '#' and a hash of the whole (longer than any key kept as it
+// is), so that a table's memory is its cap times about kMaxKey.
+constexpr size_t kMaxKey = 512;
+
+std::string_view boundedKey(std::string_view s, std::string* buffer) {
+  if (s.size() <= kMaxKey) return s;
+  char hash[17];
+  const uint64_t h = std::hash<std::string_view>{}(s);
+  std::snprintf(hash, sizeof hash, "%016llx", static_cast<unsigned long long>(h));
+  buffer->assign(s.substr(0, kMaxKey));
+  *buffer += '#';
+  *buffer += hash;
+  return *buffer;
+}
+
 }  // namespace
 
-void DistinctCount::add(const std::string& key) {
+void DistinctCount::add(std::string_view key) {
   if (seen_.size() >= kMaxKept) {
     ++past_;  // an upper bound from here on
     return;
   }
-  seen_.insert(key);
+  seen_.insert(std::hash<std::string_view>{}(key));
 }
 
 std::string SessionSummary::exitText() const {
@@ -35,11 +55,21 @@ std::string SessionSummary::exitText() const {
   return exit_code >= 0 ? std::to_string(exit_code) : "unknown";
 }
 
-std::string Report::cut(const std::string& s) const {
-  if (s.size() <= limits_.text) return s;
+void Report::assignCut(std::string* dst, std::string_view s) const {
+  if (s.size() <= limits_.text) {
+    dst->assign(s);
+    return;
+  }
   size_t n = limits_.text;
   while (n > 0 && (static_cast<unsigned char>(s[n]) & 0xC0) == 0x80) --n;  // whole UTF-8 chars
-  return s.substr(0, n) + "…";
+  dst->assign(s.substr(0, n));
+  dst->append("…");
+}
+
+std::string Report::cut(std::string_view s) const {
+  std::string out;
+  assignCut(&out, s);
+  return out;
 }
 
 void Report::addMalformed(const std::string& where, const std::string& why) {
@@ -50,13 +80,14 @@ void Report::addMalformed(const std::string& where, const std::string& why) {
 }
 
 SessionSummary* Report::session(const std::string& id, const Record& r) {
-  auto it = session_index_.find(id);
+  const std::string_view key = boundedKey(id, &session_key_);
+  auto it = session_index_.find(key);
   if (it != session_index_.end()) return &sessions_[it->second];
   if (sessions_.size() >= limits_.sessions) {
     sessions_overflow_.add(id);
     return nullptr;
   }
-  session_index_.emplace(id, sessions_.size());
+  session_index_.emplace(std::string(key), sessions_.size());
   SessionSummary s;
   s.id = cut(id);
   s.format = r.format;
@@ -66,14 +97,19 @@ SessionSummary* Report::session(const std::string& id, const Record& r) {
 
 ProcessSummary* Report::process(const Record& r) {
   if (r.pid < 0) return nullptr;
-  auto key = std::make_pair(r.session_id, r.pid);
-  auto it = process_index_.find(key);
+  const std::string_view session_key = boundedKey(r.session_id, &session_key_);
+  auto it = process_index_.find(std::pair<std::string_view, int64_t>(session_key, r.pid));
   if (it != process_index_.end()) return &processes_[it->second];
   if (processes_.size() >= limits_.processes) {
-    processes_overflow_.add(r.session_id + "/" + std::to_string(r.pid));
+    // Every decision of an untracked process comes here: no allocation.
+    char pid[24];
+    scratch_.assign(r.session_id);
+    scratch_ += '/';
+    scratch_.append(pid, std::to_chars(pid, pid + sizeof pid, r.pid).ptr);
+    processes_overflow_.add(scratch_);
     return nullptr;
   }
-  process_index_.emplace(key, processes_.size());
+  process_index_.emplace(std::make_pair(std::string(session_key), r.pid), processes_.size());
   ProcessSummary p;
   p.session_id = r.session_id;
   p.pid = r.pid;
@@ -123,7 +159,7 @@ void Report::add(const Record& r) {
       if (s) {
         s->started = true;
         s->start = r.time;
-        s->command = cut(r.command);
+        assignCut(&s->command, r.command);
       }
       return;
     case RecordKind::SessionEnd:
@@ -131,7 +167,7 @@ void Report::add(const Record& r) {
         s->ended = true;
         s->end = r.time;
         s->exit_code = r.exit_code;
-        s->exit_signal = cut(r.exit_signal);
+        assignCut(&s->exit_signal, r.exit_signal);
       }
       return;
     case RecordKind::Other:
@@ -155,17 +191,18 @@ void Report::add(const Record& r) {
   if (p) {
     p->decisions++;
     if (r.ppid >= 0) p->ppid = r.ppid;
-    if (!r.comm.empty()) p->comm = cut(r.comm);
+    if (!r.comm.empty()) assignCut(&p->comm, r.comm);
     // An exec decision names the image being started; the process's own
     // argv is what it ran as when it made the call. Keep the latest.
-    if (!r.command.empty()) p->command = cut(r.command);
+    if (!r.command.empty()) assignCut(&p->command, r.command);
   } else {
     ++untracked_decisions_;
   }
   if (o == kAllow) return;
 
-  const std::string rule_id = r.rule_id.empty() ? "(no rule)" : r.rule_id;
-  auto it = rules_.find(rule_id);
+  const std::string_view rule_id = r.rule_id.empty() ? "(no rule)" : std::string_view(r.rule_id);
+  const std::string_view rule_key = boundedKey(rule_id, &rule_key_);
+  auto it = rules_.find(rule_key);
   if (it == rules_.end()) {
     if (rules_.size() >= limits_.rules) {
       rules_overflow_.add(rule_id);
@@ -173,14 +210,15 @@ void Report::add(const Record& r) {
       RuleSummary rule;
       rule.id = cut(rule_id);
       rule.reason = cut(r.rule_reason);
-      it = rules_.emplace(rule_id, std::move(rule)).first;
+      it = rules_.emplace(std::string(rule_key), std::move(rule)).first;
     }
   }
   if (it != rules_.end()) {
     RuleSummary& rule = it->second;
     (o == kDeny ? rule.deny : rule.would_deny)++;
     if (!r.target.empty()) {
-      const std::string t = cut(r.target);
+      assignCut(&scratch_, r.target);
+      const std::string& t = scratch_;
       if (std::find(rule.examples.begin(), rule.examples.end(), t) == rule.examples.end()) {
         if (rule.examples.size() < limits_.examples_per_rule)
           rule.examples.push_back(t);

@@ -6,8 +6,10 @@
 #include <array>
 #include <cstdint>
 #include <map>
-#include <set>
 #include <string>
+#include <string_view>
+#include <unordered_set>
+#include <utility>
 #include <vector>
 
 #include "supervisor/report/record.h"
@@ -59,21 +61,24 @@ struct ProcessSummary {
   int64_t pid = -1, ppid = -1;
   std::string comm, command;
   uint64_t decisions = 0, denials = 0;
-  std::map<std::string, uint64_t> denied_rules;  // at most 8, the rest in other_denials
+  std::map<std::string, uint64_t, std::less<>> denied_rules;  // at most 8, the rest in other_denials
   uint64_t other_denials = 0;
 };
 
 // How many distinct keys went past a cap: exact up to kMaxKept keys, then
 // each further occurrence counts (so the number is an upper bound, flagged).
+// Keys are kept as 64-bit hashes (a trail's key can be megabytes long), so
+// two keys are one only when their hashes collide: for 100,000 keys, odds of
+// about 1 in 10^9.
 class DistinctCount {
  public:
-  void add(const std::string& key);
+  void add(std::string_view key);
   uint64_t count() const { return seen_.size() + past_; }
   bool exact() const { return past_ == 0; }
 
  private:
   static constexpr size_t kMaxKept = 100000;
-  std::set<std::string> seen_;
+  std::unordered_set<uint64_t> seen_;
   uint64_t past_ = 0;
 };
 
@@ -116,7 +121,21 @@ class Report {
   SessionSummary* session(const std::string& id, const Record& r);
   ProcessSummary* process(const Record& r);
   void addToTimeline(int64_t ms, Outcome o);
-  std::string cut(const std::string& s) const;
+  // At most limits_.text bytes of s (whole UTF-8 characters, "…" when cut);
+  // assignCut() reuses dst's memory, as add() does for every record.
+  std::string cut(std::string_view s) const;
+  void assignCut(std::string* dst, std::string_view s) const;
+
+  // Orders (session, pid) keys and finds them by a (string_view, pid) without
+  // copying the session id.
+  struct ProcessKeyLess {
+    using is_transparent = void;
+    template <class A, class B>
+    bool operator()(const A& a, const B& b) const {
+      const std::string_view x = a.first, y = b.first;
+      return x < y || (x == y && a.second < b.second);
+    }
+  };
 
   Limits limits_;
   std::string source_;
@@ -125,16 +144,17 @@ class Report {
   Counts totals_{};
   std::map<std::string, Counts> by_category_;
   std::vector<SessionSummary> sessions_;
-  std::map<std::string, size_t> session_index_;
+  std::map<std::string, size_t, std::less<>> session_index_;
   DistinctCount sessions_overflow_;
-  std::map<std::string, RuleSummary> rules_;
+  std::map<std::string, RuleSummary, std::less<>> rules_;
   DistinctCount rules_overflow_;
   std::vector<ProcessSummary> processes_;
-  std::map<std::pair<std::string, int64_t>, size_t> process_index_;
+  std::map<std::pair<std::string, int64_t>, size_t, ProcessKeyLess> process_index_;
   DistinctCount processes_overflow_;
   uint64_t untracked_decisions_ = 0;
   int64_t t0_ = -1, bucket_ms_ = 1;
   std::vector<TimelineBucket> timeline_;
+  std::string scratch_, session_key_, rule_key_;  // add()'s, kept for their capacity
 };
 
 }  // namespace sv::report

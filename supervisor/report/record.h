@@ -33,6 +33,8 @@ struct Record {
   bool has_exit = false;
   int64_t exit_code = -1;  // -1 when killed
   std::string exit_signal; // "SIGKILL", a number, or ""
+
+  bool operator==(const Record&) const = default;
 };
 
 // Parses one line. false: not JSON, or JSON that is not an audit record of

@@ -1,9 +1,11 @@
 // libFuzzer entry for the line decoder of `supervise report`
 // (supervisor/report/record.cpp) and the aggregation and rendering after it.
 // A trail is hostile input (paths are attacker-chosen, a file can be edited):
-// for any bytes, decodeLine() returns without crashing, and once the record
-// is aggregated neither view carries a raw '<' from it (HTML) or a control
-// character (terminal).
+// for any bytes, decodeLine() (RapidJSON's SAX reader) returns without
+// crashing, agrees with the nlohmann-DOM decoder of before
+// (tests/unit/report/dom_decoder.cpp: same verdict, same why, same record;
+// decodeLineExpected() applies no difference now), and once the record is aggregated neither
+// view carries a raw '<' from it (HTML) or a control character (terminal).
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -12,6 +14,7 @@
 #include "supervisor/report/aggregate.h"
 #include "supervisor/report/record.h"
 #include "supervisor/report/render.h"
+#include "tests/unit/report/dom_decoder.h"
 
 namespace {
 
@@ -26,7 +29,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   sv::report::Record record;
   std::string why;
   sv::report::Report report;
-  if (sv::report::decodeLine(line, &record, &why)) {
+  const bool ok = sv::report::decodeLine(line, &record, &why);
+  sv::report::Record reference;
+  std::string reference_why;
+  check(ok == sv::report::testing::decodeLineExpected(line, &reference, &reference_why));
+  check(ok ? record == reference : why == reference_why);
+  if (ok) {
     check(!record.session_id.empty());
     report.add(record);
   } else {

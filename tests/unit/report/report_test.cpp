@@ -220,6 +220,31 @@ TEST(Aggregate, StaysBounded) {
   }
 }
 
+TEST(Aggregate, LongKeysStayDistinct) {
+  // Session and rule ids past 512 bytes are kept as a prefix and a hash
+  // (aggregate.cpp, boundedKey): ids that differ only at their end are still
+  // different sessions, rules and processes, and the same id is one.
+  Limits limits;
+  limits.sessions = 2;
+  Report rep(limits);
+  const std::string a = std::string(100000, 's') + "a", b = std::string(100000, 's') + "b";
+  const std::string ra = std::string(1000, 'r') + "a", rb = std::string(1000, 'r') + "b";
+  for (int i = 0; i < 3; ++i) {
+    rep.add(decision(a, 1, "deny", ra, "/x"));
+    rep.add(decision(b, 1, "deny", rb, "/x"));
+    rep.add(decision(std::string(100000, 's') + std::to_string(i), 1, "allow", "r", "/x"));
+  }
+  ASSERT_EQ(rep.sessions().size(), 2u);
+  EXPECT_EQ(rep.sessions()[0].decisions[kDeny], 3u);
+  EXPECT_EQ(rep.sessions()[1].decisions[kDeny], 3u);
+  EXPECT_EQ(rep.sessionsOverflow().count(), 3u);
+  EXPECT_EQ(rep.processes().size(), 5u);
+  const auto rules = rep.rulesByDenials();
+  ASSERT_EQ(rules.size(), 2u);
+  EXPECT_EQ(rules[0]->deny, 3u);
+  EXPECT_EQ(rules[1]->deny, 3u);
+}
+
 TEST(Aggregate, TimelineTakesEarlierEvents) {
   Report rep;
   rep.add(decision("s", 1, "allow", "r", "/a", 1000000));
