@@ -1,12 +1,11 @@
 // OTLP/HTTP JSON bodies and the record scan: see otlp_encode.h.
 #include "supervisor/audit/sinks/otlp_encode.h"
 
-#include <rapidjson/reader.h>
-
 #include <climits>
 #include <cstdint>
 #include <string>
 
+#include "common/rapidjson_reader.h"
 #include "supervisor/audit/json_writer.h"
 
 namespace sv::supervisor::audit {
