@@ -9,6 +9,7 @@
 // so that a line allocates nothing.
 #include "supervisor/report/record.h"
 
+#include "common/civil_date.h"
 #include "common/rapidjson_reader.h"
 
 #include <algorithm>
@@ -668,14 +669,8 @@ int64_t parseRfc3339Ms(std::string_view t) {
     }
   }
   if (i >= t.size() || t[i] != 'Z') return -1;
-  // timegm() without its time-zone machinery (days from the civil date,
-  // H. Hinnant's algorithm); a day past the month's end runs on into the
-  // next, as timegm() normalizes it.
-  int64_t y = year - (mon <= 2);
-  const int64_t era = (y >= 0 ? y : y - 399) / 400;
-  const int64_t yoe = y - era * 400;
-  const int64_t doy = (153 * (mon + (mon > 2 ? -3 : 9)) + 2) / 5 + day - 1;
-  const int64_t days = era * 146097 + yoe * 365 + yoe / 4 - yoe / 100 + doy - 719468;
+  // timegm()'s arithmetic (common/civil_date.h).
+  const int64_t days = daysFromCivil(year, unsigned(mon), unsigned(day));
   return ((days * 24 + hour) * 60 + min) * 60000 + sec * 1000 + ms;
 }
 

@@ -5,21 +5,12 @@
 #include <cstdint>
 #include <string>
 
+#include "common/civil_date.h"
 #include "common/rapidjson_reader.h"
 #include "supervisor/audit/json_writer.h"
 
 namespace sv::supervisor::audit {
 namespace {
-
-// Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's algorithm).
-int64_t daysFromCivil(int64_t y, unsigned m, unsigned d) {
-  y -= m <= 2;
-  const int64_t era = (y >= 0 ? y : y - 399) / 400;
-  const unsigned yoe = unsigned(y - era * 400);
-  const unsigned doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-  const unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-  return era * 146097 + int64_t(doe) - 719468;
-}
 
 // YYYY-MM-DDTHH:MM:SS[.fraction]Z → ns since the epoch; 0 if it is not that.
 int64_t parseRfc3339(std::string_view t) {
@@ -50,7 +41,7 @@ int64_t parseRfc3339(std::string_view t) {
     for (; n < 9; ++n) frac *= 10;
   }
   if (i + 1 != t.size() || (t[i] != 'Z' && t[i] != 'z')) return 0;
-  const int64_t days = daysFromCivil(y, unsigned(mo), unsigned(d));
+  const int64_t days = sv::daysFromCivil(y, unsigned(mo), unsigned(d));
   return ((days * 24 + h) * 60 + mi) * 60 * 1000000000 + s * 1000000000 + frac;
 }
 
