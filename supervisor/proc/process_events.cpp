@@ -100,6 +100,21 @@ ProcessEvents::ProcessEvents(AuditLog& audit, ProcessEventsOptions options)
     const ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf);
     if (n > 0) options_.supervisor_exe.assign(buf, size_t(n));
   }
+  if (options_.session_processes)
+    options_.session_processes->setImageSource(
+        [this](int pid, uint64_t start_time, ProcessInfo& info) {
+          const ProcessRecord* r = table_.find(pid, start_time);
+          if (!r) return;
+          if (info.exe.empty()) info.exe = r->exe;
+          if (info.argv.empty()) info.argv = r->argv;
+          if (info.comm.empty()) info.comm = r->comm;
+          if (info.ppid < 0) info.ppid = r->ppid;
+          if (!info.start_time) info.start_time = r->start_time;
+        });
+}
+
+ProcessEvents::~ProcessEvents() {
+  if (options_.session_processes) options_.session_processes->setImageSource(nullptr);
 }
 
 void ProcessEvents::watch(Supervision& loop, tracer::ProcTracker& tracker) {

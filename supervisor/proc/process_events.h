@@ -74,13 +74,17 @@ struct ProcessEventsOptions {
   bool audit_execs = true;  // an audit event per exec (audit.level != deny)
   std::string supervisor_exe;  // parent exe of the command itself
   // The session's cache that names processes in network and LSM events:
-  // each exec drops the process's entry, which would show the old image.
+  // each exec drops the process's entry, which would show the old image, and
+  // the table answers for processes that left /proc (ImageSource).
   ProcessCache* session_processes = nullptr;
 };
 
 class ProcessEvents {
  public:
   ProcessEvents(AuditLog& audit, ProcessEventsOptions options);
+  ~ProcessEvents();
+  ProcessEvents(const ProcessEvents&) = delete;  // the session cache points here
+  ProcessEvents& operator=(const ProcessEvents&) = delete;
 
   // Drains `tracker` on the loop whenever it has events, and once at the end.
   void watch(Supervision& loop, tracer::ProcTracker& tracker);

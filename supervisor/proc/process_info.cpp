@@ -198,6 +198,8 @@ std::shared_ptr<const ProcessInfo> ProcessCache::lookup(int pid, int tid, uint64
   }
   auto info = std::make_shared<ProcessInfo>(readProcessInfo(pid, tid));
   ++reads_;
+  if (image_source_ && (info->exe.empty() || info->argv.empty()))
+    image_source_(pid, info->start_time, *info);
   if (auto p = profiles_.find(pid); p != profiles_.end()) info->profile = p->second;
   lru_.push_front(Entry{key, info, now_ns});
   map_[key] = lru_.begin();

@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <list>
 #include <memory>
 #include <string>
@@ -49,6 +50,14 @@ class ProcessCache {
   // future entries of this pid.
   void setProfile(int pid, std::string profile);
 
+  // What the kernel reported of a process's image (the process tracker's
+  // fork and exec records), asked when /proc no longer shows it: an exiting
+  // process loses its mm (exe, cmdline) before it leaves /proc, so a connect
+  // made just before exit would otherwise be named by nobody. Fills the
+  // empty fields of `info` for (pid, start_time); start_time 0 = unknown.
+  using ImageSource = std::function<void(int pid, uint64_t start_time, ProcessInfo& info)>;
+  void setImageSource(ImageSource source) { image_source_ = std::move(source); }
+
   size_t size() const { return map_.size(); }
   uint64_t reads() const { return reads_; }  // /proc full reads, for tests and stats
 
@@ -79,6 +88,7 @@ class ProcessCache {
   List lru_;  // front = most recently used
   std::unordered_map<Key, List::iterator, KeyHash> map_;
   std::unordered_map<int, std::string> profiles_;
+  ImageSource image_source_;
   uint64_t reads_ = 0;
 };
 

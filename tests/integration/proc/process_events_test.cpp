@@ -191,6 +191,28 @@ TEST_F(ProcessEventsTest, ExecDropsTheProcessFromTheSessionCache) {
   EXPECT_EQ(cache.reads(), 2u) << "read again from /proc after the exec";
 }
 
+// A connect read after its process exited (python's last act before exit,
+// read by a slow supervisor) finds nothing in /proc: the cache asks the
+// table, which has what the kernel reported at the exec — also after the
+// exit event, and for a forked child that runs its parent's image.
+TEST_F(ProcessEventsTest, TheSessionCacheNamesAnExitedProcessFromTheTable) {
+  ProcessCache cache;
+  AuditLog log(SessionInfo{.session_id = "s", .host = "h"});
+  {
+    ProcessEvents pe(log, {.quiet = true, .session_processes = &cache});
+    pe.onEvent(exec(kParent, 1, 100, "/usr/bin/python3", {"python3", "-c", "x"}));
+    pe.onEvent(event(ProcEventType::Fork, kChild, kParent, 200));
+    pe.onEvent(event(ProcEventType::Exit, kParent, kParent, 100));
+    auto parent = cache.lookup(kParent, kParent);
+    EXPECT_EQ(parent->exe, "/usr/bin/python3");
+    EXPECT_EQ(parent->argv, (std::vector<std::string>{"python3", "-c", "x"}));
+    EXPECT_EQ(parent->ppid, 1);
+    EXPECT_EQ(cache.lookup(kChild, kChild)->exe, "/usr/bin/python3") << "the fork's image";
+  }
+  cache.forget(kChild);
+  EXPECT_EQ(cache.lookup(kChild, kChild)->exe, "") << "no table once ProcessEvents is gone";
+}
+
 TEST_F(ProcessEventsTest, KilledExecIsAnExecDenialOfTheRecheck) {
   auto lines = run({exec(kChild, kParent, 200, "./tool-denied", {"denied", "RAN-DENIED"},
                          ExecVerdict::Mismatch)});

@@ -144,5 +144,42 @@ TEST(ProcessCacheTest, EvictsLeastRecentlyUsed) {
   EXPECT_EQ(cache.reads(), 4u);
 }
 
+// A process that is exiting has lost its mm before it leaves /proc: exe and
+// cmdline read empty while stat still answers (a zombie shows the same). The
+// image source (the kernel's exec records) names it then; a live process is
+// read from /proc and the source is not asked.
+TEST(ProcessCacheTest, AskTheImageSourceForAProcessWithoutAnImage) {
+  const pid_t pid = fork();
+  if (pid == 0) _exit(0);
+  ASSERT_GT(pid, 0);
+  siginfo_t info{};
+  ASSERT_EQ(waitid(P_PID, pid, &info, WEXITED | WNOWAIT), 0);  // a zombie, not reaped
+  ASSERT_NE(readStartTime(pid), 0u) << "the zombie is still in /proc";
+  EXPECT_EQ(readProcessInfo(pid, pid).exe, "") << "a zombie has no image";
+
+  ProcessCache without;
+  EXPECT_EQ(without.lookup(pid, pid)->exe, "");
+
+  int asked = 0;
+  uint64_t asked_start = 0;
+  ProcessCache cache;
+  cache.setImageSource([&](int p, uint64_t start_time, ProcessInfo& i) {
+    ++asked;
+    asked_start = start_time;
+    if (p != pid) return;
+    i.exe = "/usr/bin/python3";
+    i.argv = {"python3", "-c", "pass"};
+  });
+  auto named = cache.lookup(pid, pid);
+  EXPECT_EQ(named->exe, "/usr/bin/python3");
+  EXPECT_EQ(named->argv, (std::vector<std::string>{"python3", "-c", "pass"}));
+  EXPECT_EQ(asked_start, readStartTime(pid)) << "asked for this instance of the pid";
+
+  SleepChild live;
+  EXPECT_EQ(cache.lookup(live.pid(), 0)->exe, realPath("/bin/sleep"));
+  EXPECT_EQ(asked, 1) << "a live process is read from /proc only";
+  waitpid(pid, nullptr, 0);
+}
+
 }  // namespace
 }  // namespace sv::supervisor
