@@ -55,6 +55,9 @@ std::string selfProtectReason(std::string_view what) {
   if (what == "binary") return "the supervise binary is out of the tree's reach";
   if (what == "bpf-pins") return "supervise's BPF pins are out of the tree's reach";
   if (what == "runtime-state") return "supervise's runtime state is out of the tree's reach";
+  if (what == "daemon-socket")
+    return "the exec daemon's socket is out of the tree's reach: a command must neither "
+           "replace it nor start commands outside its own session";
   if (what == "process-memory")
     return "process memory is not written through /proc/PID/mem: it would write read-only "
            "pages (code, the ptrace backend's scratch region)";

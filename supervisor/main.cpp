@@ -8,6 +8,8 @@
 //   supervise policy init [--preset P] [-o FILE] | learn AUDIT.jsonl [-o FILE]
 //   supervise verify AUDIT.jsonl...
 //   supervise report AUDIT.jsonl... [--html FILE]
+//   supervise serve [--socket PATH] [policy and audit options]
+//   supervise exec [--socket PATH] [--cwd DIR] [--timeout S] [--env NAME]... -- command...
 //
 // CLI11 throws for parse errors and --help; this is the one place that
 // catches them.
@@ -29,7 +31,8 @@ constexpr Subcommand kSubcommands[] = {
     {"validate", sv::supervisor::registerValidate}, {"explain", sv::supervisor::registerExplain},
     {"doctor", sv::supervisor::registerDoctor},     {"status", sv::supervisor::registerStatus},
     {"check", sv::supervisor::registerCheck},       {"policy", sv::supervisor::registerPolicy},
-    {"verify", sv::supervisor::registerVerify},     {"report", sv::supervisor::registerReport}};
+    {"verify", sv::supervisor::registerVerify},     {"report", sv::supervisor::registerReport},
+    {"serve", sv::supervisor::registerServe},       {"exec", sv::supervisor::registerExec}};
 
 // `supervise [options] -- command...` with nothing before `--` that could
 // name a subcommand or ask for help: the common case, whose start-up counts.

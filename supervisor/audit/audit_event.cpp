@@ -270,6 +270,7 @@ void writeHeader(JsonWriter& w, const SessionInfo& session, timespec time,
   w.key("event_id");
   writeEventId(w, session, id_kind, id);
   putString(w, "session_id", session.session_id);
+  writeDaemonRequest(w, session);
   w.key("host");
   w.beginObject();
   putString(w, "name", session.host);
@@ -300,9 +301,14 @@ namespace {
 void writeSessionPart(JsonWriter& w, EventText& text, const AuditEvent& e,
                       const SessionInfo& session) {
   const bool start = e.operation == "start";
-  if (!start && !e.session.has_exit && !e.session.has_counters) return;
+  const bool reload = e.operation == "reload";
+  if (!start && !reload && !e.session.has_exit && !e.session.has_counters) return;
   w.key("session");
   w.beginObject();
+  if (reload) {
+    w.key("policy");
+    w.raw(e.session.policy.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+  }
   if (start) {
     putArgv(w, text, "command", e.session.command);
     w.key("policy");
@@ -696,6 +702,15 @@ AuditEvent sessionEndEvent(ExitStatus exit, const AuditCounters& counters) {
   e.session.exit = exit;
   e.session.has_counters = true;
   e.session.counters = counters;
+  return e;
+}
+
+AuditEvent policyReloadEvent(nlohmann::ordered_json policy, std::string sha256) {
+  AuditEvent e;
+  e.category = "session";
+  e.operation = "reload";
+  e.session.policy = std::move(policy);
+  e.session.policy_sha256 = std::move(sha256);
   return e;
 }
 

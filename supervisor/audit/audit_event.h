@@ -26,7 +26,7 @@ namespace sv::supervisor {
 // 1.1: event_id, host{name,boot_id}, agent, syscall.arch, rule.name, parent.
 // 1.2: truncated.
 // 1.6: session.environment.
-inline constexpr std::string_view kAuditSchemaVersion = "1.6";
+inline constexpr std::string_view kAuditSchemaVersion = "1.7";
 
 // Constant for the whole session; written into every event.
 struct SessionInfo {
@@ -37,6 +37,11 @@ struct SessionInfo {
   std::string agent_version;
   std::string boot_id;  // /proc/sys/kernel/random/boot_id, see readBootId()
   Redactor redact;      // the policy's audit.redact: what no event shows
+  // A command run by `supervise serve` (docs/serve.md): its id and who sent
+  // it, in every event of its session. Empty / -1 otherwise.
+  std::string command_id;
+  int client_pid = -1;
+  int64_t client_uid = -1;
 };
 
 // How the supervised command ended (session end event).
@@ -122,6 +127,9 @@ struct AuditEvent {
     ExitStatus exit;
     bool has_counters = false;
     AuditCounters counters;
+    // operation "reload" (the exec daemon): the new policy's digest; its
+    // effective JSON is `policy`.
+    std::string policy_sha256;
     // operation "dropped" (OCSF/ECS; the native record is encodeDropped()).
     uint64_t dropped_count = 0, dropped_first = 0, dropped_last = 0, dropped_total = 0;
   } session;
@@ -152,6 +160,8 @@ AuditEvent sessionStartEvent(std::vector<std::string> command, nlohmann::ordered
                              std::vector<SelfProtectedPath> self_protected = {},
                              SessionEnvironment environment = {});
 AuditEvent sessionEndEvent(ExitStatus exit, const AuditCounters& counters);
+// The exec daemon's new policy (category session, operation reload).
+AuditEvent policyReloadEvent(nlohmann::ordered_json policy, std::string sha256);
 
 // Helpers, exposed for tests and for the other output formats.
 std::string formatRfc3339(timespec time);           // 2026-11-29T10:33:11.123456789Z

@@ -214,6 +214,12 @@ Status AuditLog::addSinkLocked(std::unique_ptr<audit::Transport> transport, Fram
   return {};
 }
 
+void AuditLog::setPolicy(std::string name, std::string sha256) {
+  std::lock_guard lock(mu_);
+  session_.policy_name = std::move(name);
+  session_.policy_sha256 = std::move(sha256);
+}
+
 uint64_t AuditLog::emit(const AuditEvent& event) {
   std::lock_guard lock(mu_);
   return emitLocked(event);

@@ -165,6 +165,9 @@ class AuditLog {
 
   AuditCounters counters() const;
   const SessionInfo& session() const { return session_; }
+  // The exec daemon reloaded its policy: later events name the new one
+  // (the reload event itself too: emit it after this).
+  void setPolicy(std::string name, std::string sha256);
   // First error of a sink that failed (EPIPE, EIO...), empty if none.
   std::vector<Error> sinkErrors() const;
 

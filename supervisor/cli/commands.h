@@ -54,6 +54,8 @@ void registerCheck(CLI::App& app, CommandContext& ctx);     // cmd_check.cpp
 void registerPolicy(CLI::App& app, CommandContext& ctx);    // cmd_policy.cpp
 void registerVerify(CLI::App& app, CommandContext& ctx);    // cmd_verify.cpp
 void registerReport(CLI::App& app, CommandContext& ctx);    // cmd_report.cpp
+void registerServe(CLI::App& app, CommandContext& ctx);     // cmd_serve.cpp
+void registerExec(CLI::App& app, CommandContext& ctx);      // cmd_exec.cpp
 
 // ---- recorded decisions (cmd_explain.cpp) ----
 

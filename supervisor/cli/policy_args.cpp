@@ -169,6 +169,8 @@ Result<policy::LoadRequest> makeLoadRequest(const PolicyArgs& args) {
   // opens them), not to the workspace.
   for (const auto& f : args.audit_files)
     if (!f.empty()) addSelfProtect(req, "audit-file", policy::normalizePath(*cwd, f));
+  if (const size_t slash = args.daemon_socket.rfind('/'); slash != std::string::npos && slash > 0)
+    addSelfProtect(req, "daemon-socket", args.daemon_socket.substr(0, slash));
   addSelfProtect(req, "binary", selfExe());
   addSelfProtect(req, "bpf-pins", kBpfPinDir);
   addSelfProtect(req, "runtime-state", kRuntimeStateDir);

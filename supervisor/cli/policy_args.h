@@ -30,6 +30,9 @@ struct PolicyArgs {
   // EVENT_ID is in): self-protected like the policy's file sinks. Not a flag
   // of its own: each command adds the option it has.
   std::vector<std::string> audit_files;
+  // `supervise serve`: its socket, whose directory is self-protected too
+  // (docs/serve.md): no command may replace the socket or reach the daemon.
+  std::string daemon_socket;
 
   void addTo(CLI::App& app);
 };

@@ -39,6 +39,18 @@ void Supervision::watchReadable(int fd, Callback fn) {
                 [](uv_poll_t* h, int, int) { invoke(static_cast<Poll*>(h->data)->fn); });
 }
 
+void Supervision::watchOnce(int fd, Callback fn) {
+  Poll& p = polls_.emplace_back();
+  p.fd = fd;
+  p.fn = std::move(fn);
+  uv_poll_init(&loop_, &p.handle, fd);
+  p.handle.data = &p;
+  uv_poll_start(&p.handle, UV_READABLE | UV_DISCONNECT, [](uv_poll_t* h, int, int) {
+    uv_poll_stop(h);
+    invoke(static_cast<Poll*>(h->data)->fn);
+  });
+}
+
 void Supervision::addTimer(uint64_t period_ms, Callback fn) {
   Timer& t = timers_.emplace_back();
   t.period_ms = period_ms;

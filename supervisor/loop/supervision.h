@@ -34,6 +34,9 @@ class Supervision {
   // Calls `fn` whenever `fd` is readable or hung up. The fd stays the
   // caller's and must outlive the loop.
   void watchReadable(int fd, Callback fn);
+  // Calls `fn` the first time `fd` is readable or hung up, then stops
+  // watching it (an fd at EOF stays readable).
+  void watchOnce(int fd, Callback fn);
   // Calls `fn` every `period_ms` while the loop runs.
   void addTimer(uint64_t period_ms, Callback fn);
   // Calls `fn` once after the command exited and the loop stopped: the last

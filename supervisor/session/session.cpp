@@ -428,7 +428,12 @@ StepResult launchCommand(SessionState& s) {
     }
   }
   spec.keep_capabilities = s.keep_capabilities;
-  spec.child_sigmask = s.old_mask;
+  // A command of the exec daemon starts as from a shell: nothing blocked
+  // (the daemon's own mask is no business of the client's command).
+  if (s.options.daemon)
+    sigemptyset(&spec.child_sigmask);
+  else
+    spec.child_sigmask = s.old_mask;
   auto launched = launch(spec);
   if (!launched) {
     say("cannot start " + s.options.command[0] + ": " + launched.error().message());
@@ -532,6 +537,11 @@ StepResult openAudit(SessionState& s) {
   info.agent_version = SV_VERSION;
   info.boot_id = readBootId();
   info.redact = Redactor(s.policy.audit.redact);  // audit.redact: in every event and format
+  if (s.options.daemon) {
+    info.command_id = s.options.daemon->command_id;
+    info.client_pid = s.options.daemon->client_pid;
+    info.client_uid = s.options.daemon->client_uid;
+  }
   AuditLogOptions audit_options;
   audit_options.format = s.policy.audit.format;  // audit.format / -o audit.format=ocsf|ecs
   audit_options.chain = s.policy.audit.chain;    // audit.chain: file sinks hash-chain their lines
@@ -681,6 +691,22 @@ StepResult startNotify(SessionState& s) {
   return kNext;
 }
 
+// The exec daemon ends this command (session.h, FromDaemon::abort_fd): the
+// whole tree goes at once; the loop then ends as for any exit, so the trail
+// gets its end event.
+void abortForDaemon(SessionState& s) {
+  char why = 0;
+  if (::read(s.options.daemon->abort_fd, &why, 1) != 1) why = 0;
+  if (why == kAbortTimeout)
+    say("timed out: the command was killed (supervise exec --timeout)");
+  else if (why == kAbortDrain)
+    say("the exec daemon is shutting down: the command was killed");
+  else
+    say("the client went away: the command was killed");
+  if (s.cgroup && s.cgroup->kill()) return;
+  ::kill(s.launched->pid, SIGKILL);  // no cgroup (unsafe fallback): the command at least
+}
+
 // Every event source registers itself on the loop.
 StepResult hookEventSources(SessionState& s) {
   tracer::ProcTracker* tracker = s.proc->tracker();
@@ -723,6 +749,8 @@ StepResult hookEventSources(SessionState& s) {
   else
     s.supervision.watchChild(s.launched->pid, s.launched->pidfd.get());
   s.supervision.watchSignals(s.sigfd.get());
+  if (s.options.daemon && s.options.daemon->abort_fd >= 0)
+    s.supervision.watchOnce(s.options.daemon->abort_fd, [&s] { abortForDaemon(s); });
   return kNext;
 }
 

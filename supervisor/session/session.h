@@ -11,6 +11,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,7 +27,24 @@ struct SessionOptions {
   bool audit_stdout = false;
   bool quiet = false;                    // no denial lines on stderr
   std::string backend = "auto";          // --backend auto|host|bpf-lsm (lsm_backend.h)
+
+  // Set by `supervise serve` for each command it runs (supervisor/serve/,
+  // docs/serve.md): who asked, in every event, and how the daemon ends it.
+  struct FromDaemon {
+    std::string command_id;
+    int client_pid = -1;
+    int64_t client_uid = -1;
+    // Readable — one byte, or EOF when the daemon is gone — means: end the
+    // command now (the whole tree is killed; the trail still gets its end).
+    // The byte says why: kAbortTimeout, kAbortDrain, else the client left.
+    int abort_fd = -1;
+  };
+  std::optional<FromDaemon> daemon;
 };
+
+inline constexpr char kAbortTimeout = 'T';
+inline constexpr char kAbortDrain = 'D';
+inline constexpr char kAbortClientGone = 'C';
 
 // Exit codes of supervise itself (the command's own status otherwise).
 inline constexpr int kExitPolicyError = 2;

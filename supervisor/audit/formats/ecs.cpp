@@ -237,6 +237,7 @@ void encodeEcsTo(std::string& out, const AuditEvent& e, const SessionInfo& sessi
     writeFlagNames(w, e.operation, e.file.flags);
   }
   if (e.process) putString(w, "profile", e.process->profile);
+  writeDaemonRequest(w, session);
   writeTarget(w, e);
   writeSessionDetails(w, text, e);
   exact.writeTo(w, text);

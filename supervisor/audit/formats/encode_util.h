@@ -55,6 +55,9 @@ void writeJoined(JsonWriter& w, EventText& text, const std::vector<std::string>&
 void writeSessionDetails(JsonWriter& w, EventText& text, const AuditEvent& e);
 // "schema": "supervise-<kAuditSchemaVersion>", in OCSF `unmapped` / ECS `supervise`.
 void writeSchemaMarker(JsonWriter& w);
+// "command_id" and "client": {"pid", "uid"} of a command run by the exec
+// daemon (SessionInfo::command_id); nothing for any other session.
+void writeDaemonRequest(JsonWriter& w, const SessionInfo& session);
 // A uid/gid as a string ("1000"), null when unknown: OCSF and ECS ids are strings.
 void writeIdString(JsonWriter& w, uint32_t id);
 // "2026-11-29T10:33:11.123Z": milliseconds, the precision of an ECS (Elasticsearch) date.

@@ -83,6 +83,7 @@ void writeSessionDetails(JsonWriter& w, EventText& text, const AuditEvent& e) {
     writeSelfProtected(w, text, e.session.self_protected);
     writeEnvironment(w, e.session.environment);
   }
+  if (e.operation == "reload") putString(w, "policy_sha256", e.session.policy_sha256);
   if (e.session.has_exit) {
     w.memberNumber("exit_code", e.session.exit.code);
     w.memberNumber("exit_signal", e.session.exit.signal);
@@ -117,6 +118,16 @@ void writeSchemaMarker(JsonWriter& w) {
   w.stringPiece("supervise-");
   w.stringPiece(kAuditSchemaVersion);
   w.endString();
+}
+
+void writeDaemonRequest(JsonWriter& w, const SessionInfo& session) {
+  if (session.command_id.empty()) return;
+  putString(w, "command_id", session.command_id);
+  w.key("client");
+  w.beginObject();
+  w.memberNumber("pid", session.client_pid);
+  w.memberNumber("uid", session.client_uid);
+  w.endObject();
 }
 
 void writeIdString(JsonWriter& w, uint32_t id) {

@@ -290,6 +290,7 @@ void encodeOcsfTo(std::string& out, const AuditEvent& e, const SessionInfo& sess
     w.endObject();
   }
   putString(w, "boot_id", session.boot_id);
+  writeDaemonRequest(w, session);
   if (e.process) {
     w.memberNumber("tid", e.process->tid);
     putString(w, "cwd", text.path(e.process->cwd));

@@ -59,7 +59,7 @@ TEST(AuditEventTest, EncodesEveryRequiredField) {
   std::string line = encodeEvent(e, testSession(), 7, timespec{1795948391, 123456789});
   EXPECT_EQ(line.find('\n'), std::string::npos);
   json j = json::parse(line);
-  EXPECT_EQ(j["schema_version"], "1.6");
+  EXPECT_EQ(j["schema_version"], "1.7");
   EXPECT_EQ(j["seq"], 7);
   EXPECT_EQ(j["event_id"], "0123456789abcdef0123456789abcdef-7");
   EXPECT_EQ(j["agent"], (json{{"name", "supervise"}, {"version", "0.1.0"}}));
@@ -96,7 +96,7 @@ TEST(AuditEventTest, EncodesEveryRequiredField) {
   EXPECT_FALSE(j.contains("network"));
   EXPECT_FALSE(j.contains("session"));
   // schema_version, seq and time lead every line, for humans and grep.
-  EXPECT_EQ(line.rfind("{\"schema_version\":\"1.6\",\"seq\":7,\"time\":", 0), 0u) << line;
+  EXPECT_EQ(line.rfind("{\"schema_version\":\"1.7\",\"seq\":7,\"time\":", 0), 0u) << line;
 }
 
 TEST(AuditEventTest, AllowHasNullErrnoAndOmitsEmptyObjects) {

@@ -245,7 +245,26 @@ void writeStream(AuditFormat format, const std::string& path) {
                                {false, {{"A\xff_SECRET", "env-secret:secret", "looks like a secret"}},
                                 {}}));
     for (const AuditEvent& e : stream->events) log.emit(e);
+    // The exec daemon's reload (docs/serve.md): its new policy in the event.
+    log.setPolicy(loaded.policy->name, policyDigest(*loaded.policy));
+    log.emit(policyReloadEvent(effectivePolicyJson(*loaded.policy), policyDigest(*loaded.policy)));
     log.finish(ExitStatus::fromWaitStatus(SIGKILL));
+  }
+  {
+    // A command of the exec daemon: command_id and client in every event.
+    SessionInfo command = info;
+    command.session_id = newSessionId();
+    command.command_id = info.session_id + "-1";
+    command.client_pid = 4242;
+    command.client_uid = 1000;
+    AuditLogOptions options;
+    options.format = format;
+    AuditLog log(command, options);
+    ASSERT_TRUE(log.addFileSink(path).ok());
+    log.emit(sessionStartEvent({"bash", "-c", "make"}, effectivePolicyJson(*loaded.policy),
+                               {"seccomp", "landlock"}));
+    for (const AuditEvent& e : stream->events) log.emit(e);
+    log.finish(ExitStatus::fromWaitStatus(1 << 8));
   }
   std::ofstream out(path, std::ios::app);
   out << encodeDroppedAs(format, info, timespec{1795948391, 2}, 3, 4, 6, 3) << "\n";

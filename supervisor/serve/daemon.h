@@ -1,0 +1,57 @@
+// ExecDaemon: `supervise serve` (docs/serve.md).
+//
+// One long-lived process that loaded and compiled the policy once and runs
+// every command sent to its unix socket in a session of its own: the daemon
+// forks a session runner per command, which calls runSession() with the
+// request's argv, cwd, environment and stdio — its own cgroup, Landlock
+// domain, seccomp listener and audit session, every event carrying the
+// command_id and the client's pid and uid. The daemon itself only accepts,
+// checks who connects, reads requests, forwards signals and reports each
+// command's exit status; a crashed command, runner or client never takes it
+// down.
+//
+// Set-up, in order: load the policy → the socket's directory (0700, ours) →
+// the socket (0600; a stale one replaced, a live one refused) → the
+// daemon's own audit trail (start, reloads, refused clients, end) → the
+// libuv loop until SIGTERM/SIGINT drains it. SIGHUP reloads the policy for
+// commands that start afterwards (a policy that fails to load is refused
+// and the old one stays) and reopens the audit files.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/result.h"
+#include "policy/model.h"
+#include "supervisor/session/session.h"
+
+namespace sv::supervisor::serve {
+
+struct DaemonOptions {
+  std::string socket_path;
+  std::vector<uid_t> allowed_uids;  // empty: the daemon's own uid only
+  size_t max_commands = 32;         // at once, all clients together
+  size_t max_per_client = 8;        // at once, per client uid
+  // Loads the effective policy: at start and on each SIGHUP. Diagnostics go
+  // to stderr; an error keeps the policy in effect.
+  std::function<Result<std::shared_ptr<const policy::Policy>>()> load_policy;
+  // The template of each command's session: audit sinks, quiet, backend.
+  SessionOptions session;
+  std::vector<std::string> argv;  // the daemon's own command line, for its start event
+};
+
+// Serves until SIGTERM or SIGINT; the exit status for `supervise serve`.
+int runDaemon(const DaemonOptions& options);
+
+// Where `supervise serve` listens and `supervise exec` connects without
+// --socket: $SUPERVISE_SOCKET, else $XDG_RUNTIME_DIR/supervise/exec.sock,
+// else /run/supervise/serve-<uid>/exec.sock for root and
+// /tmp/supervise-<uid>/exec.sock for anyone else.
+std::string defaultSocketPath();
+
+}  // namespace sv::supervisor::serve
