@@ -38,28 +38,41 @@ Result<UniqueFd> connectTo(const std::string& path) {
 
 }  // namespace
 
-int runExecClient(const std::string& socket_path, const ExecRequest& request) {
+Result<ExecOutcome> execThroughDaemon(const std::string& socket_path, const ExecRequest& request,
+                                      const int (&stdio)[3], bool forward_signals) {
   auto sock = connectTo(socket_path);
   if (!sock)
-    return fail("cannot reach the exec daemon: " + sock.error().message() +
-                " (is `supervise serve` running? --socket or SUPERVISE_SOCKET names it)");
+    return Error{0, "cannot reach the exec daemon: " + sock.error().message() +
+                        " (is `supervise serve` running? --socket or SUPERVISE_SOCKET names it)"};
   // Signals wait in a signalfd from here on: each one is forwarded, not lost.
+  UniqueFd sigfd;
   sigset_t forwarded, old_mask;
   sigemptyset(&forwarded);
-  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) sigaddset(&forwarded, sig);
-  ::sigprocmask(SIG_BLOCK, &forwarded, &old_mask);
-  UniqueFd sigfd(::signalfd(-1, &forwarded, SFD_CLOEXEC | SFD_NONBLOCK));
+  if (forward_signals) {
+    for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) sigaddset(&forwarded, sig);
+    ::sigprocmask(SIG_BLOCK, &forwarded, &old_mask);
+    sigfd = UniqueFd(::signalfd(-1, &forwarded, SFD_CLOEXEC | SFD_NONBLOCK));
+  }
+  struct RestoreMask {
+    bool active;
+    sigset_t mask;
+    ~RestoreMask() {
+      if (active) ::sigprocmask(SIG_SETMASK, &mask, nullptr);
+    }
+  } restore{forward_signals, old_mask};
 
-  if (auto st = sendWithFds(sock->get(), frame(encodeRequest(request)), {0, 1, 2}); !st)
-    return fail(st.error().message());
+  if (auto st = sendWithFds(sock->get(), frame(encodeRequest(request)),
+                            {stdio[0], stdio[1], stdio[2]});
+      !st)
+    return st.error();
 
   FrameReader reader(kMaxControlBytes);
-  std::string command_id;
+  ExecOutcome outcome;
   for (;;) {
     pollfd fds[2] = {{sock->get(), POLLIN, 0}, {sigfd.get(), POLLIN, 0}};
     if (::poll(fds, sigfd ? 2 : 1, -1) < 0) {
       if (errno == EINTR) continue;
-      return fail(std::string("poll: ") + std::strerror(errno));
+      return errnoError("poll");
     }
     if (sigfd && (fds[1].revents & POLLIN)) {
       signalfd_siginfo si;
@@ -71,31 +84,43 @@ int runExecClient(const std::string& socket_path, const ExecRequest& request) {
     const ssize_t n = ::recv(sock->get(), buf, sizeof buf, 0);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0)
-      return fail("the exec daemon closed the connection before the command ended" +
-                  (command_id.empty() ? std::string() : " (command " + command_id + ")"));
+      return Error{0, "the exec daemon closed the connection before the command ended" +
+                          (outcome.command_id.empty()
+                               ? std::string()
+                               : " (command " + outcome.command_id + ")")};
     reader.feed(std::string_view(buf, size_t(n)));
     for (;;) {
       auto body = reader.next();
-      if (!body) return fail("from the daemon: " + body.error().message());
+      if (!body) return Error{0, "from the daemon: " + body.error().message()};
       if (!*body) break;
       auto reply = decodeReply(**body);
-      if (!reply) return fail("from the daemon: " + reply.error().message());
+      if (!reply) return Error{0, "from the daemon: " + reply.error().message()};
       if (reply->type == "started") {
-        command_id = reply->command_id;
+        outcome.command_id = reply->command_id;
       } else if (reply->type == "error") {
-        return fail(reply->message, reply->status ? reply->status : kExitSupervisorError);
+        return Error{reply->status ? reply->status : kExitSupervisorError, reply->message};
       } else {  // exit
-        if (reply->timed_out) {
-          const double s = double(request.timeout_ms) / 1000.0;
-          char text[64];
-          std::snprintf(text, sizeof text, "%g", s);
-          return fail(std::string("timed out after ") + text + " s: the command was killed",
-                      kExitTimedOut);
-        }
-        return reply->status;
+        outcome.status = reply->status;
+        outcome.timed_out = reply->timed_out;
+        return outcome;
       }
     }
   }
+}
+
+int runExecClient(const std::string& socket_path, const ExecRequest& request) {
+  const int stdio[3] = {0, 1, 2};
+  auto outcome = execThroughDaemon(socket_path, request, stdio, /*forward_signals=*/true);
+  if (!outcome)
+    return fail(outcome.error().context,
+                outcome.error().code ? outcome.error().code : kExitSupervisorError);
+  if (outcome->timed_out) {
+    char text[64];
+    std::snprintf(text, sizeof text, "%g", double(request.timeout_ms) / 1000.0);
+    return fail(std::string("timed out after ") + text + " s: the command was killed",
+                kExitTimedOut);
+  }
+  return outcome->status;
 }
 
 }  // namespace sv::supervisor::serve
