@@ -39,7 +39,7 @@ package: $(BUILD)/CMakeCache.txt
 
 # libFuzzer (clang, ASan+UBSan): each target runs FUZZ_SECONDS on its seed
 # corpus tests/fuzz/corpus/<name>/ (new finds go to build-fuzz/fuzz-corpus/<name>).
-FUZZ_TARGETS := policy glob path dns audit notify kernel_audit report otlp
+FUZZ_TARGETS := policy glob path dns audit notify kernel_audit report otlp serve
 fuzz: setup
 	CC=clang CXX=clang++ cmake -S . -B build-fuzz -DSV_FUZZ=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo
 	cmake --build build-fuzz -j$(JOBS) --target $(FUZZ_TARGETS:%=%_fuzz)

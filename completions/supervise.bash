@@ -73,7 +73,7 @@ _supervise() {
         COMPREPLY=($(compgen -W "$policy_opts --audit-file --audit-fd --audit-stdout
           --audit-syslog --audit-kafka --audit-otlp --audit-format --backend --quiet --help --version --" -- "$cur"))
       else
-        COMPREPLY=($(compgen -W "doctor status check validate explain policy verify report" -- "$cur"))
+        COMPREPLY=($(compgen -W "doctor status check validate explain policy verify report serve exec" -- "$cur"))
       fi
       ;;
     doctor | status) COMPREPLY=($(compgen -W "--json $policy_opts --help" -- "$cur")) ;;
@@ -94,6 +94,25 @@ _supervise() {
           connect) ;;
           *) COMPREPLY=($(compgen -W "read write exec connect -" -- "$cur")) ;;
         esac
+      fi
+      ;;
+    serve)
+      case $prev in
+        --socket | --audit-file) COMPREPLY=($(compgen -f -- "$cur")) ;;
+        *) COMPREPLY=($(compgen -W "--socket --allow-uid --max-commands --max-per-client
+             $policy_opts --audit-file --audit-syslog --audit-kafka --audit-otlp --audit-format
+             --backend --quiet --help" -- "$cur")) ;;
+      esac
+      ;;
+    exec)
+      if [[ $prev == --socket ]]; then
+        COMPREPLY=($(compgen -f -- "$cur"))
+      elif [[ $prev == --cwd ]]; then
+        COMPREPLY=($(compgen -d -- "$cur"))
+      elif [[ $cur == -* ]]; then
+        COMPREPLY=($(compgen -W "--socket --cwd --timeout --env --profile --help --" -- "$cur"))
+      else
+        COMPREPLY=($(compgen -c -- "$cur"))
       fi
       ;;
     report)

@@ -32,6 +32,11 @@ install(FILES ${CMAKE_CURRENT_LIST_DIR}/copyright ${CMAKE_BINARY_DIR}/packaging/
 install(FILES ${CMAKE_CURRENT_LIST_DIR}/lintian-overrides
         DESTINATION ${CMAKE_INSTALL_DATADIR}/lintian/overrides RENAME supervise)
 
+# The exec daemon as a systemd user service, one instance per workspace
+# (docs/serve.md, "As a service").
+install(FILES ${CMAKE_CURRENT_LIST_DIR}/systemd/supervise-serve@.service
+        DESTINATION lib/systemd/user)
+
 # cpack (and `make install`) would build `all` first, the ~400 test targets
 # included; the package needs only supervise, which `make package` builds.
 set(CMAKE_SKIP_INSTALL_ALL_DEPENDENCY ON)
@@ -49,6 +54,9 @@ the kernel as the host allows (Landlock, cgroup BPF, seccomp user-notify, the
 BPF LSM where the kernel runs it), a denial fails with a clear reason, and
 every decision is one JSON audit event (native, OCSF or ECS; file, fd or
 syslog over TLS).
+
+An exec daemon (supervise serve, supervise exec) runs an agent's many
+commands each in a session of its own under one loaded policy.
 
 Operator commands: doctor (what this host can enforce), check (prove it with
 real supervised runs), validate and explain (policies), report and verify

@@ -3,6 +3,9 @@
 
 #include <signal.h>
 
+#include <cstdint>
+#include <optional>
+
 #include <nlohmann/json.hpp>
 
 namespace sv::supervisor::serve {
@@ -43,16 +46,34 @@ Result<std::string> stringField(const json& j, const char* name, bool required) 
   return s;
 }
 
+// An integer member within [lo, hi], or `fallback` when absent. A float, a
+// string or an integer out of range is an error, never converted.
+Result<int64_t> intField(const json& j, const char* name, int64_t lo, int64_t hi,
+                         std::optional<int64_t> fallback) {
+  auto it = j.find(name);
+  if (it == j.end()) {
+    if (fallback) return *fallback;
+    return bad(std::string("missing field \"") + name + "\"");
+  }
+  const bool in_range =
+      (it->is_number_integer() && !it->is_number_unsigned() && it->get<int64_t>() >= lo &&
+       it->get<int64_t>() <= hi) ||
+      (it->is_number_unsigned() && it->get<uint64_t>() <= uint64_t(hi) && hi >= 0);
+  if (!in_range)
+    return bad(std::string("\"") + name + "\" must be an integer from " + std::to_string(lo) +
+               " to " + std::to_string(hi));
+  return it->is_number_unsigned() ? int64_t(it->get<uint64_t>()) : it->get<int64_t>();
+}
+
 Result<ExecRequest> decodeExec(const json& j) {
   if (auto st = onlyKnownKeys(j, {"type", "version", "argv", "cwd", "env", "profile",
                                   "timeout_ms", "umask"});
       !st)
     return st.error();
-  auto version = j.find("version");
-  if (version == j.end() || !version->is_number_integer())
-    return bad("missing or non-integer \"version\"");
-  if (version->get<int64_t>() != kProtocolVersion)
-    return bad("protocol version " + version->dump() + " (this daemon speaks " +
+  auto version = intField(j, "version", 0, INT32_MAX, std::nullopt);
+  if (!version) return version.error();
+  if (*version != kProtocolVersion)
+    return bad("protocol version " + std::to_string(*version) + " (this daemon speaks " +
                std::to_string(kProtocolVersion) + ")");
   ExecRequest r;
   auto argv = j.find("argv");
@@ -82,16 +103,12 @@ Result<ExecRequest> decodeExec(const json& j) {
   auto profile = stringField(j, "profile", false);
   if (!profile) return profile.error();
   r.profile = std::move(*profile);
-  if (auto t = j.find("timeout_ms"); t != j.end()) {
-    if (!t->is_number_unsigned() || t->get<uint64_t>() > kMaxTimeoutMs)
-      return bad("\"timeout_ms\" must be an integer from 0 to " + std::to_string(kMaxTimeoutMs));
-    r.timeout_ms = t->get<uint64_t>();
-  }
-  if (auto m = j.find("umask"); m != j.end()) {
-    if (!m->is_number_unsigned() || m->get<uint64_t>() > 0777)
-      return bad("\"umask\" must be an integer from 0 to 0777");
-    r.umask = m->get<uint32_t>();
-  }
+  auto timeout = intField(j, "timeout_ms", 0, int64_t(kMaxTimeoutMs), 0);
+  if (!timeout) return timeout.error();
+  r.timeout_ms = uint64_t(*timeout);
+  auto umask = intField(j, "umask", 0, 0777, 022);
+  if (!umask) return umask.error();
+  r.umask = uint32_t(*umask);
   return r;
 }
 
@@ -163,10 +180,10 @@ Result<ClientMessage> decodeClientMessage(std::string_view body) {
     }
     if (*type == "signal") {
       if (auto st = onlyKnownKeys(j, {"type", "signal"}); !st) return st.error();
-      auto s = j.find("signal");
-      if (s == j.end() || !s->is_number_integer() || !forwardable(s->get<int>()))
+      auto s = intField(j, "signal", 1, 64, std::nullopt);
+      if (!s || !forwardable(int(*s)))
         return bad("\"signal\" must be SIGINT, SIGTERM, SIGHUP or SIGQUIT");
-      m.signal = s->get<int>();
+      m.signal = int(*s);
       return m;
     }
     return bad("unknown message type \"" + *type + "\"");
@@ -183,8 +200,11 @@ Result<Reply> decodeReply(std::string_view body) {
       return bad("unknown reply type \"" + r.type + "\"");
     r.command_id = j.value("command_id", "");
     r.session_id = j.value("session_id", "");
-    r.status = j.value("status", 0);
-    r.signal = j.value("signal", 0);
+    auto status = intField(j, "status", 0, 255, 0);
+    auto signal = intField(j, "signal", 0, 64, 0);
+    if (!status || !signal) return bad("\"status\" or \"signal\" out of range");
+    r.status = int(*status);
+    r.signal = int(*signal);
     r.timed_out = j.value("timed_out", false);
     r.message = j.value("message", "");
     return r;

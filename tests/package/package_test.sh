@@ -38,11 +38,12 @@ doc=usr/share/doc/supervise
 for f in ./usr/bin/supervise ./usr/share/man/man1/supervise.1.gz \
          ./usr/share/bash-completion/completions/supervise ./usr/share/zsh/vendor-completions/_supervise \
          ./$doc/README.md ./$doc/policy.md ./$doc/operators.md ./$doc/copyright ./$doc/changelog.gz \
-         ./$doc/examples/coding-agent.json ./usr/share/lintian/overrides/supervise; do
+         ./$doc/examples/coding-agent.json ./usr/share/lintian/overrides/supervise \
+         ./$doc/serve.md ./usr/lib/systemd/user/supervise-serve@.service; do
   grep -qxF "$f" "$tmp/contents" || fail "not in the package: $f"
 done
 grep -v '/$' "$tmp/contents" |
-  grep -vE '^\./usr/(bin/supervise|share/(man/man1|bash-completion|zsh|doc/supervise|lintian/overrides)/)' \
+  grep -vE '^\./usr/(bin/supervise|lib/systemd/user/supervise-serve@\.service|share/(man/man1|bash-completion|zsh|doc/supervise|lintian/overrides)/)' \
   >"$tmp/unexpected" && fail "unexpected files: $(tr '\n' ' ' <"$tmp/unexpected")"
 grep -E '\.o$|/tests?/|_test$' "$tmp/contents" && fail "test binaries or objects in the package"
 
