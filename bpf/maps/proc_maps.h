@@ -78,3 +78,12 @@ struct {
 	__type(key, __u32);
 	__type(value, __u64);
 } sv_proc_stats SEC(".maps");
+
+/* @brief Per CPU: the new image's argv bytes the exec re-check hashes when an
+ * approval carries args_len (SV_PROC_ARGS_LEN do not fit the BPF stack). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, char[SV_PROC_ARGS_LEN]);
+} sv_proc_args_scratch SEC(".maps");

@@ -161,6 +161,7 @@ struct sv_proc_exec_ctx {
 	__u32 old_pid;
 	__u32 killed; /* SIGKILL already sent (by an outer session's check) */
 	long kill_err;
+	__u64 arg_start, arg_end; /* the new image's argv area */
 };
 
 /* Whether `id` is among the approved files. */
@@ -176,6 +177,44 @@ static __always_inline bool sv_proc_approved_file(const struct sv_proc_approval 
 	return false;
 }
 
+struct sv_proc_hash_ctx {
+	const char *buf;
+	__u64 hash;
+};
+
+/* One byte of the hash; bpf_loop keeps the verifier from walking 512
+ * iterations inside the per-slot callback. */
+static long sv_proc_hash_step(__u32 i, struct sv_proc_hash_ctx *h)
+{
+	if (i >= SV_PROC_ARGS_LEN)
+		return 1;
+	h->hash = SV_PROC_FNV_STEP(h->hash, h->buf[i]);
+	return 0;
+}
+
+/* Whether the new argv area is exactly the a->args_len bytes the supervisor
+ * approved (proc_abi.h, struct sv_proc_approval). */
+static __always_inline bool sv_proc_args_match(const struct sv_proc_approval *a,
+					       const struct sv_proc_exec_ctx *c)
+{
+	__u32 zero = 0, len = a->args_len;
+	struct sv_proc_hash_ctx h = {.hash = SV_PROC_FNV_OFFSET};
+	char *buf;
+
+	if (len == 0)
+		return true;
+	/* The whole argv area, no more: an argument appended after the check
+	 * would be read by the loader too. */
+	if (len > SV_PROC_ARGS_LEN || c->arg_end < c->arg_start || c->arg_end - c->arg_start != len)
+		return false;
+	buf = bpf_map_lookup_elem(&sv_proc_args_scratch, &zero);
+	if (!buf || bpf_probe_read_user(buf, len, (void *)c->arg_start) != 0)
+		return false;
+	h.buf = buf;
+	bpf_loop(len, sv_proc_hash_step, &h, 0);
+	return h.hash == a->args_hash;
+}
+
 static long sv_proc_exec_in(__u32 slot, struct sv_proc_exec_ctx *c)
 {
 	struct sv_proc_session *s = sv_proc_session_of(slot);
@@ -184,7 +223,7 @@ static long sv_proc_exec_in(__u32 slot, struct sv_proc_exec_ctx *c)
 	struct sv_proc_event *ev;
 	__u8 verdict = SV_PROC_VERDICT_NONE;
 	__u32 flags = 0;
-	__u64 mm, arg_start, arg_end, len;
+	__u64 len;
 
 	if (!s)
 		return 0;
@@ -194,10 +233,12 @@ static long sv_proc_exec_in(__u32 slot, struct sv_proc_exec_ctx *c)
 		approval = bpf_map_lookup_elem(&sv_proc_approved, &key);
 		if (!approval)
 			verdict = SV_PROC_VERDICT_UNAPPROVED;
-		else if (c->id.ino && sv_proc_approved_file(approval, &c->id))
-			verdict = SV_PROC_VERDICT_APPROVED;
-		else
+		else if (!c->id.ino || !sv_proc_approved_file(approval, &c->id))
 			verdict = SV_PROC_VERDICT_MISMATCH;
+		else if (!sv_proc_args_match(approval, c))
+			verdict = SV_PROC_VERDICT_ARGS_MISMATCH;
+		else
+			verdict = SV_PROC_VERDICT_APPROVED;
 		if (approval)
 			bpf_map_delete_elem(&sv_proc_approved, &key);
 		if (verdict != SV_PROC_VERDICT_APPROVED) {
@@ -224,16 +265,12 @@ static long sv_proc_exec_in(__u32 slot, struct sv_proc_exec_ctx *c)
 	ev->file = c->id;
 	bpf_probe_read_kernel_str(ev->filename, sizeof(ev->filename),
 				  (void *)sv_read_u64(c->bprm, sv_proc_layout.bprm_filename));
-	/* argv is on the new stack already (copy_strings), so present in memory. */
-	mm = sv_read_u64(c->task, sv_proc_layout.task_mm);
-	arg_start = sv_read_u64(mm, sv_proc_layout.mm_arg_start);
-	arg_end = sv_read_u64(mm, sv_proc_layout.mm_arg_end);
-	len = arg_end > arg_start ? arg_end - arg_start : 0;
+	len = c->arg_end > c->arg_start ? c->arg_end - c->arg_start : 0;
 	if (len > SV_PROC_ARGS_LEN) {
 		len = SV_PROC_ARGS_LEN;
 		ev->flags |= SV_PROC_F_ARGS_TRUNC;
 	}
-	if (len && bpf_probe_read_user(ev->args, len, (void *)arg_start) == 0)
+	if (len && bpf_probe_read_user(ev->args, len, (void *)c->arg_start) == 0)
 		ev->args_len = (__u32)len;
 	bpf_ringbuf_submit(ev, 0);
 	return 0;
@@ -244,7 +281,7 @@ int sched_process_exec(struct bpf_raw_tracepoint_args *ctx)
 {
 	struct sv_proc_exec_ctx c = {};
 	__u32 n = sv_proc_active_slots();
-	__u64 file, inode, sb;
+	__u64 file, inode, sb, mm;
 
 	if (!n)
 		return 0;
@@ -258,6 +295,10 @@ int sched_process_exec(struct bpf_raw_tracepoint_args *ctx)
 	c.id.ino = sv_read_u64(inode, sv_proc_layout.inode_ino);
 	sb = sv_read_u64(inode, sv_proc_layout.inode_sb);
 	c.id.dev = sv_read_u32(sb, sv_proc_layout.sb_dev);
+	/* argv is on the new stack already (copy_strings), so present in memory. */
+	mm = sv_read_u64(c.task, sv_proc_layout.task_mm);
+	c.arg_start = sv_read_u64(mm, sv_proc_layout.mm_arg_start);
+	c.arg_end = sv_read_u64(mm, sv_proc_layout.mm_arg_end);
 	bpf_loop(n, sv_proc_exec_in, &c, 0);
 	return 0;
 }

@@ -20,7 +20,7 @@
 #define SV_PROC_STATIC_ASSERT(cond, msg) _Static_assert(cond, msg)
 #endif
 
-#define SV_PROC_ABI_VERSION 2
+#define SV_PROC_ABI_VERSION 3
 
 /* Files one exec approval may name: the binary and the "#!" interpreter
  * chain the handler judged (binfmt_script nests at most 4 deep). */
@@ -61,14 +61,27 @@ SV_PROC_STATIC_ASSERT(sizeof(struct sv_proc_file_id) == 16, "sv_proc_file_id lay
 
 /* Value of sv_proc_approved, keyed by the thread id (init pid namespace) that
  * made the execve the supervisor let through: the files that exec may end up
- * running. One exec consumes it. */
+ * running. One exec consumes it.
+ *
+ * args_len > 0: the decision also read argv (the dynamic loader run as a
+ * program: the program it loads is an argument), so the new image's whole
+ * argv area (arguments NUL-terminated, as the kernel lays them out) must be
+ * args_len bytes that hash to args_hash (SV_PROC_FNV_STEP), or the exec is
+ * killed as one whose arguments were swapped after the check. */
 struct sv_proc_approval {
 	__u32 count;
-	__u32 _pad;
+	__u32 args_len; /* at most SV_PROC_ARGS_LEN */
+	__u64 args_hash;
 	struct sv_proc_file_id ids[SV_PROC_MAX_APPROVED];
 };
-SV_PROC_STATIC_ASSERT(sizeof(struct sv_proc_approval) == 8 + 16 * SV_PROC_MAX_APPROVED,
+SV_PROC_STATIC_ASSERT(sizeof(struct sv_proc_approval) == 16 + 16 * SV_PROC_MAX_APPROVED,
 		      "sv_proc_approval layout");
+
+/* FNV-1a, 64 bit, of the checked argv bytes: one step per byte, the same in
+ * the program and in the supervisor (tracer/bpf/proc_tracker.cpp). */
+#define SV_PROC_FNV_OFFSET 0xcbf29ce484222325ULL
+#define SV_PROC_FNV_PRIME 0x100000001b3ULL
+#define SV_PROC_FNV_STEP(hash, byte) (((hash) ^ (__u8)(byte)) * SV_PROC_FNV_PRIME)
 
 /* Sessions one host-wide load serves at once (ABI version 2): the programs
  * are loaded and attached once per boot and shared, each session claims a
@@ -110,6 +123,7 @@ enum sv_proc_verdict {
 	SV_PROC_VERDICT_APPROVED = 1, /* the binary is one the supervisor approved */
 	SV_PROC_VERDICT_MISMATCH = 2, /* approved, but for another file: the race */
 	SV_PROC_VERDICT_UNAPPROVED = 3, /* no approval for this thread at all */
+	SV_PROC_VERDICT_ARGS_MISMATCH = 4, /* the approved file, but argv changed (the loader's program) */
 };
 
 /* Flags in sv_proc_event.flags. */

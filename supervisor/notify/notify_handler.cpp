@@ -24,6 +24,7 @@
 #include "policy/compile.h"
 #include "supervisor/audit/limits.h"
 #include "supervisor/audit/denial_line.h"
+#include "supervisor/notify/loader_exec.h"
 #include "tracer/seccomp/target_memory.h"
 
 namespace sv::supervisor {
@@ -879,6 +880,51 @@ bool NotifyHandler::permitInterpreters(Call& c, const ResolvedPath& binary) {
   return true;
 }
 
+bool NotifyHandler::permitLoaderProgram(Call& c, uint64_t argv_addr, std::string* program) {
+  // The whole argv, as the kernel will lay it out (each argument
+  // NUL-terminated), within what the re-check can hash.
+  std::vector<std::string> args;
+  bool complete = false;
+  for (size_t i = 0; argv_addr && exec_args_.size() < tracer::kMaxCheckedExecArgs; ++i) {
+    uint64_t ptr = 0;
+    auto got = tracer::readTargetMemory(c.tid, argv_addr + 8 * i, &ptr, sizeof ptr);
+    if (!got || *got < sizeof ptr) break;
+    if (ptr == 0) {
+      complete = true;
+      break;
+    }
+    char arg[tracer::kMaxCheckedExecArgs + 1];
+    const size_t room = tracer::kMaxCheckedExecArgs - exec_args_.size();
+    auto len = tracer::readTargetString(c.tid, ptr, arg, room + 1 < sizeof arg ? room + 1 : sizeof arg);
+    if (!len) break;
+    args.emplace_back(arg, *len);
+    exec_args_.append(arg, *len);
+    exec_args_ += '\0';
+  }
+  const auto refuse = [&](std::string why) {
+    exec_args_.clear();
+    return record(c, Operation::Exec, c.event.exec.path,
+                  {Verdict::Deny, "exec-loader", std::move(why),
+                   "the dynamic loader run as a program"});
+  };
+  if (!complete || exec_args_.size() > tracer::kMaxCheckedExecArgs)
+    return refuse("the dynamic loader run as a program with more than " +
+                  std::to_string(tracer::kMaxCheckedExecArgs) +
+                  " bytes of arguments cannot be checked: run the program directly");
+  // Pinned by the re-check, or by nothing (Landlock EXECUTE only): without
+  // one the program argument could change after this read.
+  if (!rechecksExec())
+    return refuse("the dynamic loader run as a program needs the exec re-check to pin its "
+                  "arguments (supervise doctor: process tracking)");
+  const LoaderProgram which = loaderProgramOf(args);
+  if (!which.error.empty()) return refuse(which.error);
+  if (which.index == 0) return true;  // it runs no program
+  auto resolved = resolveTargetPath(c.tid, c.tgid ? c.tgid : c.tid, AT_FDCWD, args[which.index], {});
+  if (!resolved || !resolved->object) return true;  // the loader will fail to open it
+  *program = resolved->real_path;
+  return permit(c, Operation::Exec, resolved->real_path);
+}
+
 void NotifyHandler::handleExec(Call& c, int dirfd, uint64_t path, uint64_t argv_addr, int flags) {
   c.category = "exec";
   c.operation = "exec";
@@ -908,13 +954,21 @@ void NotifyHandler::handleExec(Call& c, int dirfd, uint64_t path, uint64_t argv_
     c.event.exec.argv.emplace_back(arg, len ? *len : sizeof arg - 1);  // a long one: its start
   }
   exec_ids_.clear();
+  exec_args_.clear();
   if (!permit(c, Operation::Exec, target.real_path)) return;
   if (!noteExecFile(c, target.object.get())) return;
   if (!permitInterpreters(c, target)) return;
+  std::string program;  // the loader's, when the binary is the dynamic loader
+  if (isDynamicLoader(target.real_path)) {
+    c.event.exec.path.assign(target.real_path);
+    if (!permitLoaderProgram(c, argv_addr, &program)) return;
+  }
   if (has_profiles_) {
     const pid_t process = threadGroupOf(c.tid);
     std::string_view current = profileOf(process);
-    std::string_view next = engine_.profileAfterExec(current, target.real_path);
+    // A profile follows the program that runs, the loader's too.
+    std::string_view next =
+        engine_.profileAfterExec(current, program.empty() ? target.real_path : program);
     if (next != current && options_.on_profile_switch) {
       if (auto st = options_.on_profile_switch(process, current, next); !st) {
         reportDenial(Operation::Exec, target.real_path,
@@ -932,7 +986,7 @@ void NotifyHandler::handleExec(Call& c, int dirfd, uint64_t path, uint64_t argv_
   // binary about to run is one of them (docs/enforcement.md "exec"). Without
   // it, Landlock's EXECUTE rights are the floor.
   if (options_.exec_recheck) {
-    if (auto st = options_.exec_recheck->approveExec(c.tid, exec_ids_); !st) {
+    if (auto st = options_.exec_recheck->approveExec(c.tid, exec_ids_, exec_args_); !st) {
       reportDenial(Operation::Exec, target.real_path,
                    {Verdict::Deny, "exec-recheck-unavailable", st.error().message()}, true);
       return finish(c, -EACCES);
@@ -943,7 +997,7 @@ void NotifyHandler::handleExec(Call& c, int dirfd, uint64_t path, uint64_t argv_
     return;
   }
   c.answered = true;
-  answer_.execIf(c.req.id, exec_ids_);
+  answer_.execIf(c.req.id, exec_ids_, exec_args_);
 }
 
 // socket(2)/socketpair(2) of a family the filter does not allow in the kernel

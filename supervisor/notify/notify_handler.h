@@ -94,6 +94,11 @@ class NotifyHandler {
   // The interpreters of a script (its "#!" chain) by the exec rules; on a
   // denial answers EACCES and returns false.
   bool permitInterpreters(Call& call, const ResolvedPath& binary);
+  // The dynamic loader run as a program (loader_exec.h): the program it
+  // names is judged by the exec rules too, and the argv read for that is
+  // pinned (exec_args_). *program: its path ("" when it names none). On a
+  // denial answers EACCES and returns false.
+  bool permitLoaderProgram(Call& call, uint64_t argv, std::string* program);
   // Adds the file at object_fd to the exec's approval (with a re-check);
   // answers EACCES and returns false when it can't be identified.
   bool rechecksExec() const { return options_.exec_recheck || !answer_.listener(); }
@@ -164,6 +169,9 @@ class NotifyHandler {
   AuditEvent event_;  // the decision being recorded, reused (see AuditEvent::reset)
   // The files the exec being handled may run (binary, #! interpreters).
   std::vector<tracer::ExecFileId> exec_ids_;
+  // The argv bytes the exec's decision read (the loader's program), which
+  // the new image must start with exactly; empty: argv was not decided on.
+  std::string exec_args_;
   uint64_t handled_ = 0;
 };
 

@@ -34,8 +34,11 @@ class SyscallAnswer {
   // alone (socket families).
   virtual void proceed(uint64_t id) = 0;
   // Let the exec run; the kernel loads the binary itself, and `files` are
-  // what was judged (binary, "#!" interpreters) for a re-check at load.
-  virtual void execIf(uint64_t id, const std::vector<tracer::ExecFileId>& files) = 0;
+  // what was judged (binary, "#!" interpreters) for a re-check at load;
+  // `args`, when not empty, the whole argv the decision read (the loader's
+  // program), which the new image must have exactly.
+  virtual void execIf(uint64_t id, const std::vector<tracer::ExecFileId>& files,
+                      std::string_view args) = 0;
 
   // The user-notify listener (opens emulated, the fd added with ADDFD); null
   // where there is none (ptrace), and the two calls below take its place.
@@ -61,7 +64,9 @@ class ListenerAnswer final : public SyscallAnswer {
   void value(uint64_t id, int64_t v) override { (void)listener_.respondValue(id, v); }
   void proceed(uint64_t id) override { (void)listener_.respondContinue(id); }
   // The in-kernel re-check (ProcTracker) holds the files, not the answer.
-  void execIf(uint64_t id, const std::vector<tracer::ExecFileId>&) override { proceed(id); }
+  void execIf(uint64_t id, const std::vector<tracer::ExecFileId>&, std::string_view) override {
+    proceed(id);
+  }
   tracer::NotifyListener* listener() override { return &listener_; }
   void openExactly(uint64_t id, std::string_view, int, unsigned) override { fail(id, ENOSYS); }
   void dupHeld(uint64_t id, int, bool) override { fail(id, ENOSYS); }

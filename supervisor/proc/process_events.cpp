@@ -172,7 +172,8 @@ ProcessInfo ProcessEvents::describe(const ProcEvent& e) const {
 void ProcessEvents::emitExec(const ProcEvent& e) {
   const ProcessInfo info = describe(e);
   table_.onExec(e.tgid, e.ppid, e.start_time_ticks, e.comm, info.exe, e.argv);
-  const bool failed = e.verdict == ExecVerdict::Mismatch || e.verdict == ExecVerdict::Unapproved;
+  const bool failed = e.verdict == ExecVerdict::Mismatch || e.verdict == ExecVerdict::Unapproved ||
+                      e.verdict == ExecVerdict::ArgsMismatch;
 
   AuditEvent ev;
   ev.enforced_by = kExecRecheckEnforcer;
@@ -205,10 +206,14 @@ void ProcessEvents::emitExec(const ProcEvent& e) {
   ev.decision = e.audit_only || options_.audit_mode ? "would-deny" : "deny";
   ev.rule_id = kExecRecheckRule;
   ev.rule_name = kExecRecheckName;
-  ev.rule_reason = e.verdict == ExecVerdict::Mismatch
-                       ? "the binary about to run is not the file approved at execve (path "
-                         "swapped after the check); killed before it ran"
-                       : "exec that the supervisor never approved; killed before it ran";
+  ev.rule_reason =
+      e.verdict == ExecVerdict::Mismatch
+          ? "the binary about to run is not the file approved at execve (path swapped after the "
+            "check); killed before it ran"
+      : e.verdict == ExecVerdict::ArgsMismatch
+          ? "the loader's arguments are not the ones approved at execve (the program it loads "
+            "swapped after the check); killed before it ran"
+          : "exec that the supervisor never approved; killed before it ran";
   if (e.audit_only) ev.rule_reason = "would kill: " + ev.rule_reason;
   if (e.kill_failed) {
     // The kernel refused the signal: the binary may have started. Kill it

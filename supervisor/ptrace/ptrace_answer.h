@@ -22,6 +22,7 @@ struct PtraceVerdict {
   int fd = -1;        // Dup
   bool cloexec = false;
   std::vector<tracer::ExecFileId> files;  // Exec
+  std::string args;                       // Exec: the whole argv the decision read, or ""
 };
 
 class PtraceAnswer final : public SyscallAnswer {
@@ -39,8 +40,11 @@ class PtraceAnswer final : public SyscallAnswer {
   void fail(uint64_t, int err) override { set(PtraceVerdict::Kind::Fail).value = err; }
   void value(uint64_t, int64_t v) override { set(PtraceVerdict::Kind::Value).value = v; }
   void proceed(uint64_t) override { set(PtraceVerdict::Kind::Proceed); }
-  void execIf(uint64_t, const std::vector<tracer::ExecFileId>& files) override {
-    set(PtraceVerdict::Kind::Exec).files = files;
+  void execIf(uint64_t, const std::vector<tracer::ExecFileId>& files,
+              std::string_view args) override {
+    PtraceVerdict& v = set(PtraceVerdict::Kind::Exec);
+    v.files = files;
+    v.args.assign(args);
   }
   tracer::NotifyListener* listener() override { return nullptr; }
   void openExactly(uint64_t, std::string_view path, int flags, unsigned mode) override {

@@ -281,8 +281,16 @@ void TraceThread::onExec(pid_t tid) {
     std::snprintf(exe, sizeof exe, "/proc/%d/exe", tid);
     UniqueFd loaded(::open(exe, O_PATH | O_CLOEXEC));
     auto id = loaded ? tracer::execFileIdOf(loaded.get()) : Result<tracer::ExecFileId>(Error{ESRCH, ""});
-    const bool approved =
+    bool approved =
         id && std::find(task.exec_files.begin(), task.exec_files.end(), *id) != task.exec_files.end();
+    // The loader's program was an argument: the new image's argv (its own
+    // stack, which nothing else can write yet) must be the one decided on.
+    if (approved && !task.exec_args.empty()) {
+      std::string argv;
+      approved = readFileInto("/proc/" + std::to_string(tid) + "/cmdline", argv,
+                              task.exec_args.size() + 1) &&
+                 argv == task.exec_args;
+    }
     if (!approved) {
       char path[4096];
       const ssize_t n = ::readlink(exe, path, sizeof path - 1);
@@ -296,6 +304,7 @@ void TraceThread::onExec(pid_t tid) {
     }
   }
   task.exec_files.clear();
+  task.exec_args.clear();
   leaveSpace(task.space);
   task.space = newSpace(false);
   auto mapped = tracer::mapScratch(tid);
@@ -368,6 +377,7 @@ void TraceThread::apply(pid_t tid) {
     case Kind::Exec:
       task.exec_judged = true;
       task.exec_files = std::move(v.files);
+      task.exec_args = std::move(v.args);
       break;
     case Kind::Dup: {
       const uint64_t args[6] = {uint64_t(v.fd), uint64_t(v.cloexec ? F_DUPFD_CLOEXEC : F_DUPFD), 0,

@@ -74,6 +74,7 @@ class TraceThread {
     int slot = -1;           // the scratch slot its running open reads its path from
     bool exec_judged = false;  // its execve was decided: the load is checked against:
     std::vector<tracer::ExecFileId> exec_files;
+    std::string exec_args;  // the whole argv the decision read (the loader's program), or ""
   };
   // One address space: the tasks that share memory (threads, vfork).
   struct Space {

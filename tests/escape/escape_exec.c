@@ -7,14 +7,20 @@
  * a forked child and passes "RAN-DENIED" as an argument: if the exec went
  * through, echo prints it and the child exits 0. Routes: the path itself, a
  * symlink to it, a #! script naming it as interpreter, /proc/self/fd/N of
- * an fd on it, execveat(dirfd, name), and a memfd copy run with
- * execveat(AT_EMPTY_PATH) (fexecve).
+ * an fd on it, execveat(dirfd, name), a memfd copy run with
+ * execveat(AT_EMPTY_PATH) (fexecve), and the system's dynamic loader run as
+ * a program with it as its argument (the loader maps it itself).
  *
  *   escape_exec race ALLOWED DENIED ROUNDS
  *
  * races the execve path pointer between two names of equal length and
  * counts how each round ended (ran the allowed binary, refused, killed by
  * the in-kernel exec re-check).
+ *
+ *   escape_exec loader-race ALLOWED DENIED ROUNDS
+ *
+ * the same race on the dynamic loader's program argument: execve(loader,
+ * {loader, PATH, ...}) while PATH flips (the decision read argv).
  *
  *   escape_exec setuid-nonroot SUID_BINARY
  *
@@ -39,7 +45,16 @@
 static char* const kArgv[] = {"denied", "RAN-DENIED", NULL};
 extern char** environ;
 
-enum Route { kPath, kSymlink, kScript, kProcFd, kExecveatDirfd, kMemfd };
+enum Route { kPath, kSymlink, kScript, kProcFd, kExecveatDirfd, kMemfd, kLoader };
+
+/* The system's dynamic loader, run as a program by the loader routes. */
+static const char* loaderPath(void) {
+  static const char* const kLoaders[] = {"/lib64/ld-linux-x86-64.so.2",
+                                         "/lib/ld-linux-aarch64.so.1", "/lib/ld-linux.so.2"};
+  for (size_t i = 0; i < sizeof kLoaders / sizeof *kLoaders; i++)
+    if (access(kLoaders[i], X_OK) == 0) return kLoaders[i];
+  return "/lib64/ld-linux-x86-64.so.2";
+}
 
 static void execRoute(enum Route route, const char* bin) {
   char buf[4096];
@@ -88,6 +103,11 @@ static void execRoute(enum Route route, const char* bin) {
       syscall(SYS_execveat, mem, "", kArgv, environ, AT_EMPTY_PATH);
       break;
     }
+    case kLoader: {
+      char* const argv[] = {(char*)loaderPath(), (char*)bin, "RAN-DENIED", NULL};
+      execve(argv[0], argv, environ);
+      break;
+    }
   }
   printf("exec failed errno=%d (%s)\n", errno, strerror(errno));
   fflush(stdout);
@@ -107,7 +127,7 @@ static void* flipper(void* arg) {
   return NULL;
 }
 
-static int execRace(const char* allowed, const char* denied, int rounds) {
+static int execRace(const char* allowed, const char* denied, int rounds, int via_loader) {
   if (strlen(allowed) != strlen(denied) || strlen(allowed) >= sizeof g_race_path) {
     fprintf(stderr, "escape_exec race: names must have the same length\n");
     return kSetupFailed;
@@ -123,7 +143,12 @@ static int execRace(const char* allowed, const char* denied, int rounds) {
       strcpy(g_race_path, allowed);
       pthread_t t;
       if (pthread_create(&t, NULL, flipper, NULL) != 0) _exit(3);
-      execve(g_race_path, kArgv, environ);
+      if (via_loader) {
+        char* const argv[] = {(char*)loaderPath(), g_race_path, "RAN-DENIED", NULL};
+        execve(argv[0], argv, environ);
+      } else {
+        execve(g_race_path, kArgv, environ);
+      }
       _exit(1);
     }
     int status = 0;
@@ -174,7 +199,9 @@ static int setuidNonRoot(const char* suid_binary) {
 }
 
 int main(int argc, char** argv) {
-  if (argc >= 5 && !strcmp(argv[1], "race")) return execRace(argv[2], argv[3], atoi(argv[4]));
+  if (argc >= 5 && !strcmp(argv[1], "race")) return execRace(argv[2], argv[3], atoi(argv[4]), 0);
+  if (argc >= 5 && !strcmp(argv[1], "loader-race"))
+    return execRace(argv[2], argv[3], atoi(argv[4]), 1);
   if (argc >= 3 && !strcmp(argv[1], "setuid-nonroot")) return setuidNonRoot(argv[2]);
   if (argc >= 2 && !strcmp(argv[1], "suid-check")) {
     printf("euid=%d\n", (int)geteuid());
@@ -194,7 +221,8 @@ int main(int argc, char** argv) {
                  {kScript, "#! script naming it"},
                  {kProcFd, "execve(/proc/self/fd/N)"},
                  {kExecveatDirfd, "execveat(dirfd, name)"},
-                 {kMemfd, "memfd copy + execveat(AT_EMPTY_PATH)"}};
+                 {kMemfd, "memfd copy + execveat(AT_EMPTY_PATH)"},
+                 {kLoader, "the dynamic loader run as a program"}};
   for (size_t i = 0; i < sizeof kRoutes / sizeof *kRoutes; i++) {
     fflush(stdout);
     pid_t pid = fork();

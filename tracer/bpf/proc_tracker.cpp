@@ -43,7 +43,7 @@ namespace {
 static_assert(sizeof(sv_proc_event) == 56 + 16 + SV_PROC_COMM_LEN + SV_PROC_FILENAME_LEN +
                                            SV_PROC_ARGS_LEN,
               "event ABI");
-static_assert(sizeof(sv_proc_approval) == 8 + 16 * SV_PROC_MAX_APPROVED, "approval ABI");
+static_assert(sizeof(sv_proc_approval) == 16 + 16 * SV_PROC_MAX_APPROVED, "approval ABI");
 static_assert(sizeof(sv_proc_layout) == 56, "layout ABI");
 static_assert(kMaxExecFiles == SV_PROC_MAX_APPROVED, "approval size");
 
@@ -352,11 +352,24 @@ Result<ProcTracker> ProcTracker::load(int cgroup_fd, const ProcTrackerOptions& o
   return ProcTracker(std::move(s));
 }
 
-Status ProcTracker::approveExec(pid_t tid, std::span<const ExecFileId> files) {
+static_assert(kMaxCheckedExecArgs == SV_PROC_ARGS_LEN, "the re-check reads this much argv");
+
+uint64_t execArgsHash(std::string_view bytes) {
+  uint64_t hash = SV_PROC_FNV_OFFSET;
+  for (char c : bytes) hash = SV_PROC_FNV_STEP(hash, c);
+  return hash;
+}
+
+Status ProcTracker::approveExec(pid_t tid, std::span<const ExecFileId> files,
+                                std::string_view args) {
   if (files.empty() || files.size() > SV_PROC_MAX_APPROVED)
     return Error{E2BIG, "exec approval: " + std::to_string(files.size()) + " files"};
+  if (args.size() > SV_PROC_ARGS_LEN)
+    return Error{E2BIG, "exec approval: " + std::to_string(args.size()) + " bytes of argv"};
   sv_proc_approval value{};
   value.count = static_cast<uint32_t>(files.size());
+  value.args_len = static_cast<uint32_t>(args.size());
+  value.args_hash = execArgsHash(args);
   for (size_t i = 0; i < files.size(); ++i) value.ids[i] = {files[i].ino, files[i].dev, 0};
   const sv_proc_approval_key key{static_cast<uint32_t>(tid), s_->slot};
   if (bpf_map_update_elem(s_->maps.approved.get(), &key, &value, BPF_ANY) != 0)

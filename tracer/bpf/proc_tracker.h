@@ -40,7 +40,16 @@ enum class ExecVerdict : uint8_t {
   Approved = 1,    // the binary is one the supervisor approved
   Mismatch = 2,    // approved for another file: the path was swapped after the check
   Unapproved = 3,  // no approval for the thread at all
+  ArgsMismatch = 4,  // the approved file, but the checked argv changed after the check
 };
+
+// The most argv bytes an exec decision may rest on (SV_PROC_ARGS_LEN: what
+// the re-check reads of the new image).
+inline constexpr size_t kMaxCheckedExecArgs = 512;
+
+// The hash the exec re-check compares the new image's argv against (FNV-1a
+// 64 of `bytes`: arguments NUL-terminated, as the kernel lays them out).
+uint64_t execArgsHash(std::string_view bytes);
 
 struct ProcEvent {
   ProcEventType type = ProcEventType::Fork;
@@ -77,8 +86,10 @@ class ProcTracker {
 
   // Records that thread `tid` (init pid namespace) may exec one of `files`;
   // its next exec consumes the approval. Call before answering CONTINUE.
-  // Thread-safe (one map update).
-  Status approveExec(pid_t tid, std::span<const ExecFileId> files);
+  // With `args` (at most SV_PROC_ARGS_LEN bytes), the decision read argv too:
+  // the new image's argv must start with exactly these bytes. Thread-safe
+  // (one map update).
+  Status approveExec(pid_t tid, std::span<const ExecFileId> files, std::string_view args = {});
 
   // The ring buffer's epoll fd: readable when events wait (for the libuv loop).
   int eventFd() const;
