@@ -89,7 +89,9 @@ TEST_F(OtlpSinkTest, EveryEventOnceInOrderThrough429And503) {
   test::OtlpReceiver rx(dir_.path(), {"--schedule", "200,429,200,503,200", "--retry-after", "1"});
   ASSERT_TRUE(rx.start());
   AuditLogOptions opts;
-  opts.close_timeout = std::chrono::seconds(20);
+  // Not what is measured (nothing lost): the drain runs at the Python
+  // receiver's pace, 3-4 s alone, 21 s once beside two builds under ASan.
+  opts.close_timeout = std::chrono::seconds(60);
   AuditLog log(SessionInfo{"0123456789abcdef0123456789abcdef", "otlp-host"}, opts);
   ASSERT_TRUE(log.addOtlpSink(sinkOptions(rx.url(), spool())).ok());
   constexpr int kN = 3000;
@@ -231,7 +233,9 @@ TEST_F(OtlpSinkTest, CloseGivesUpOnACollectorThatNeverAnswers) {
   const auto t0 = Clock::now();
   log.close();
   const double took = std::chrono::duration<double>(Clock::now() - t0).count();
-  EXPECT_LT(took, 1.5) << "close_timeout bounds the drain";
+  // 1 s close_timeout, 5 s by default: well under 2 s proves the bound (1.51
+  // was seen on a loaded host under ASan).
+  EXPECT_LT(took, 2.5) << "close_timeout bounds the drain";
   EXPECT_EQ(log.counters().dropped, 600u) << "in flight, batched and queued: all counted";
   ASSERT_EQ(log.sinkErrors().size(), 1u);
   EXPECT_EQ(log.sinkErrors()[0].code, ETIMEDOUT);
