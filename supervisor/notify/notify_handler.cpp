@@ -115,6 +115,10 @@ NotifyHandler::NotifyHandler(const policy::Engine& engine, SyscallAnswer& answer
                              AuditLog& audit, NotifyOptions options)
     : engine_(engine), answer_(answer), audit_(audit), options_(std::move(options)) {
   has_profiles_ = !engine_.policy().profiles.empty();
+  // The command starts in a profile (supervise exec --profile): recorded
+  // before its first syscall can be notified, inherited like a switch.
+  if (has_profiles_ && !options_.root_profile.empty() && options_.root_pid > 0)
+    setProfile(options_.root_pid, options_.root_profile);
   raw_.reserve(kPathMax);
   abs_.reserve(2 * kPathMax + 2);  // a base directory of up to PATH_MAX, plus the argument
 }
@@ -296,6 +300,7 @@ std::string_view NotifyHandler::profileOf(pid_t tgid) {
         if (pid != tgid) {  // inherited across fork
           it = profiles_.insert_or_assign(tgid, ProfileEntry{it->second.profile,
                                                              readStartTime(tgid)}).first;
+          processes_.setProfile(tgid, it->second.profile);
         }
         return it->second.profile;
       }
@@ -309,6 +314,7 @@ std::string_view NotifyHandler::profileOf(pid_t tgid) {
 
 void NotifyHandler::setProfile(pid_t tgid, std::string_view profile) {
   profiles_.insert_or_assign(tgid, ProfileEntry{std::string(profile), readStartTime(tgid)});
+  processes_.setProfile(tgid, std::string(profile));  // the events' process.profile
 }
 
 policy::Decision NotifyHandler::decide(Call& c, Operation op, std::string_view real_path) {

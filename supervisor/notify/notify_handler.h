@@ -38,7 +38,8 @@ struct NotifyOptions {
   bool quiet = false;       // no denial line on stderr
   bool audit_allows = true; // record allowed decisions too (audit.level != deny)
   std::string workspace;    // for shorter paths in denial messages
-  pid_t root_pid = -1;      // the command; its profile is the base policy
+  pid_t root_pid = -1;      // the command; its profile is root_profile
+  std::string root_profile;  // the profile the command starts in ("" = the base policy)
   std::string session_cgroup;  // name of the session cgroup: scopes /proc/PID (target_path.h)
   // The in-kernel exec re-check: every exec let through is approved there
   // for the file(s) judged, so a path swapped after the check gets SIGKILL.

@@ -332,10 +332,6 @@ void Daemon::onRequest(Connection& c, ExecRequest request) {
                   "malformed request: stdin, stdout and stderr must come with it (SCM_RIGHTS)");
   if (!request.profile.empty() && !policy_->profiles.count(request.profile))
     return refuse(c, kExitPolicyError, "no profile \"" + request.profile + "\" in the policy");
-  if (!request.profile.empty())
-    return refuse(c, kExitPolicyError,
-                  "starting a command in a profile (--profile) is not supported yet: profiles "
-                  "are entered by the exec rules (exec.switch)");
   size_t running = 0;
   for (const auto& other : connections_) running += other.running() ? 1 : 0;
   if (running >= options_.max_commands)
@@ -416,7 +412,8 @@ Status Daemon::spawn(Connection& c, const ExecRequest& request) {
   c.command_id = audit_->session().session_id + "-" + std::to_string(++commands_started_);
   session.daemon = SessionOptions::FromDaemon{.command_id = c.command_id,
                                               .client_pid = c.peer.pid,
-                                              .client_uid = c.peer.uid};
+                                              .client_uid = c.peer.uid,
+                                              .profile = request.profile};
   sigset_t forwarded;
   sigemptyset(&forwarded);
   for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) sigaddset(&forwarded, sig);

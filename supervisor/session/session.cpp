@@ -635,6 +635,7 @@ NotifyOptions notifyOptionsFor(SessionState& s) {
   notify_options.audit_allows = s.policy.audit.level != policy::AuditLevel::Deny;
   notify_options.workspace = s.policy.workspace;
   notify_options.root_pid = s.launched->pid;
+  if (s.options.daemon) notify_options.root_profile = s.options.daemon->profile;
   if (s.cgroup) notify_options.session_cgroup = s.cgroup_name;
   notify_options.exec_recheck = s.proc->recheck();
   if (s.lsm) {  // the LSM switches profiles at exec, unseen here
@@ -754,6 +755,24 @@ StepResult hookEventSources(SessionState& s) {
   return kNext;
 }
 
+// supervise exec --profile: the command starts in a profile, as if an exec
+// had switched it there (docs/serve.md): the handler's table (notifyOptionsFor),
+// the audit cache, and the profile's network plan (its cgroup), all before
+// the command runs its first instruction.
+StepResult enterStartProfile(SessionState& s) {
+  const std::string profile = s.options.daemon ? s.options.daemon->profile : "";
+  if (profile.empty()) return kNext;
+  if (s.lsm)
+    return failStarted(s, "cannot start in profile " + profile +
+                              ": not supported under --backend bpf-lsm yet (the profile lives in "
+                              "BPF task storage there)");
+  if (s.profile_net)
+    if (auto st = s.profile_net->onSwitch(s.launched->pid, "", profile); !st)
+      return failStarted(s, "cannot start in profile " + profile + ": " + st.error().message());
+  s.processes.setProfile(s.launched->pid, profile);
+  return kNext;
+}
+
 StepResult letCommandGo(SessionState& s) {
   if (auto st = startCommand(*s.launched); !st)
     return failStarted(s, "cannot start " + s.options.command[0] + ": " + st.error().message());
@@ -806,7 +825,7 @@ int runSession(const SessionOptions& options) {
         startKernelDenials, launchCommand,
         loadNetworkFilter, startDnsProxy, failClosed, openAudit, startWatchdog,
         finishProcessTracking, emitSessionStart, awaitChildSetUp, startNotify, hookEventSources,
-        letCommandGo})
+        enterStartProfile, letCommandGo})
     if (StepResult exit = step(s)) return *exit;
   return superviseUntilExit(s);
 }

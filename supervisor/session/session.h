@@ -38,6 +38,9 @@ struct SessionOptions {
     // command now (the whole tree is killed; the trail still gets its end).
     // The byte says why: kAbortTimeout, kAbortDrain, else the client left.
     int abort_fd = -1;
+    // The profile the command starts in ("" = the base policy); one the
+    // policy has (the daemon checks).
+    std::string profile;
   };
   std::optional<FromDaemon> daemon;
 };

@@ -235,7 +235,8 @@ TEST_F(Serve, ExitCodesAndSignalsAreTheCommands) {
   EXPECT_EQ(out.err, "err\n");
 }
 
-// Profiles are entered by the exec rules, through the daemon as with `--`.
+// Profiles are entered by the exec rules, through the daemon as with `--`,
+// or named by the client (--profile).
 TEST_F(Serve, ACommandSwitchesProfileThroughTheDaemon) {
   writeFile(ws_ + "/policy.json", R"({
   "version": 1,
@@ -253,6 +254,16 @@ TEST_F(Serve, ACommandSwitchesProfileThroughTheDaemon) {
   auto switched = exec({"/usr/bin/env", "bash", "-c", "/usr/bin/touch b"});
   EXPECT_EQ(switched.status, 0) << switched.describe();
   EXPECT_TRUE(fs::exists(ws_ + "/b"));
+  // --profile: the command starts in the profile, as if an exec had switched it.
+  auto started_in = exec({"bash", "-c", "/usr/bin/touch c"}, {"--profile", "envp"});
+  EXPECT_EQ(started_in.status, 0) << started_in.describe();
+  EXPECT_TRUE(fs::exists(ws_ + "/c"));
+  bool in_profile = false;
+  for (const auto& e : commandEvents())
+    if (e.value("category", "") == "exec" && e.value("exec", json::object()).value("path", "") ==
+                                                 "/usr/bin/touch")
+      in_profile = in_profile || e["process"].value("profile", "") == "envp";
+  EXPECT_TRUE(in_profile) << slurp(audit_);
   auto refused = exec({"true"}, {"--profile", "nope"});
   EXPECT_EQ(refused.status, 2) << refused.describe();
   EXPECT_TRUE(contains(refused.err, "no profile \"nope\"")) << refused.describe();
