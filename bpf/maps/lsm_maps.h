@@ -149,3 +149,14 @@ struct {
 	__type(key, __u32);
 	__type(value, __u64);
 } sv_lsm_stats SEC(".maps");
+
+/* @brief The one request of decide_for_test (loads with test_only): written
+ * by the caller, answered in place. A map, not the test run's context: that
+ * program is a raw_tp, since a sleepable (syscall) program may not use the
+ * LPM-trie inner maps of the tables on newer kernels. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct sv_lsm_test_request);
+} sv_lsm_test_req SEC(".maps");

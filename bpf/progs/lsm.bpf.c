@@ -385,10 +385,14 @@ int BPF_PROG(unix_may_send, struct socket *sock, struct socket *other)
 	return sv_lsm_unix_peer_op(peer, SV_LSM_HOOK_UNIX_MAY_SEND);
 }
 
-/* Not a hook: BPF_PROG_TEST_RUN feeds it a request and it answers with the
- * outcome the current policy's tables give, through the same table lookup
- * and walk the hooks use, `repeat` times (for timing). Loaded only for
- * differential tests and benchmarks (LsmFilterOptions::test_only). */
+/* Not a hook: BPF_PROG_TEST_RUN runs it on the request in sv_lsm_test_req
+ * and it answers there with the outcome the current policy's tables give,
+ * through the same table lookup and walk the hooks use, `repeat` times (for
+ * timing). Loaded only for differential tests and benchmarks
+ * (LsmFilterOptions::test_only). A raw_tp, never attached: not sleepable, so
+ * it may use the LPM-trie inner maps (6.18 refuses them to a syscall
+ * program: "Sleepable programs can only use array, hash, ringbuf and local
+ * storage maps, also as inner maps"). */
 struct sv_lsm_test_run {
 	struct sv_lsm_scratch *s;
 	struct sv_lsm_test_request *req;
@@ -408,12 +412,16 @@ static long sv_lsm_test_decide_once(__u32 i, struct sv_lsm_test_run *run)
 	return 0;
 }
 
-SEC("syscall")
-int decide_for_test(struct sv_lsm_test_request *req)
+SEC("raw_tp")
+int decide_for_test(void *ctx)
 {
+	__u32 zero = 0;
+	struct sv_lsm_test_request *req = bpf_map_lookup_elem(&sv_lsm_test_req, &zero);
 	struct sv_lsm_test_run run = {.s = sv_lsm_scratch(), .req = req};
 	__u64 start;
 
+	if (!req)
+		return 0;
 	req->found = 0;
 	if (!run.s || req->len > SV_LSM_PATH_MAX || req->op >= SV_LSM_NUM_OPS)
 		return 0;

@@ -39,7 +39,7 @@ void registerServe(CLI::App& app, CommandContext& ctx) {
   sub->footer(
       "Examples:\n  supervise serve --audit-file /var/log/supervise/audit.jsonl &\n"
       "  supervise exec -- bash -c 'make test'\n  kill -HUP <pid>   # reload the policy");
-  sub->callback([&ctx, sub, args] {
+  sub->callback([&ctx, args] {
     ctx.exit_code = runGuarded("serve", kExitSupervisorError, [&] {
       serve::DaemonOptions& d = args->daemon;
       if (!d.session.audit_fds.empty() || d.session.audit_stdout) {
@@ -51,14 +51,16 @@ void registerServe(CLI::App& app, CommandContext& ctx) {
       if (d.socket_path.empty()) d.socket_path = serve::defaultSocketPath();
       args->policy.audit_files = d.session.audit_files;
       args->policy.daemon_socket = d.socket_path;
-      d.load_policy = [args]() -> Result<std::shared_ptr<const policy::Policy>> {
-        auto loaded = loadEffectivePolicyOrReport(args->policy, "serve");
+      // Not the shared_ptr: `args` holds this function, and a copy of
+      // `args` in it would keep both alive for ever (LeakSanitizer).
+      d.load_policy = [policy_args = &args->policy]()
+          -> Result<std::shared_ptr<const policy::Policy>> {
+        auto loaded = loadEffectivePolicyOrReport(*policy_args, "serve");
         if (!loaded) return Error{0, "invalid policy"};
         if (!workspaceIsADirectory(*loaded->policy)) return Error{0, "invalid policy workspace"};
         return loaded->policy;
       };
       d.argv = {"supervise", "serve", "--socket", d.socket_path};
-      (void)sub;
       return serve::runDaemon(d);
     });
   });

@@ -223,18 +223,25 @@ uint32_t LsmFilter::policyVersion() const { return s_->tables->version(); }
 namespace {
 
 // Runs decide_for_test on one request, deciding `repeat` times in the kernel
-// (a syscall program takes no test-run repeat); *mean_ns: the mean per decision.
-Status runDecideForTest(bpf_program* prog, sv_lsm_test_request& req, uint32_t profile,
-                        policy::LsmOp op, std::string_view path, int repeat, uint32_t* mean_ns) {
+// (a raw_tp test run takes no repeat of its own); *mean_ns: the mean per
+// decision. The request goes in and comes back through sv_lsm_test_req.
+Status runDecideForTest(bpf_program* prog, int request_map, sv_lsm_test_request& req,
+                        uint32_t profile, policy::LsmOp op, std::string_view path, int repeat,
+                        uint32_t* mean_ns) {
   if (path.size() > SV_LSM_PATH_MAX) return Error{ENAMETOOLONG, "bpf-lsm: path too long"};
   req.profile = profile;
   req.op = static_cast<uint32_t>(op);
   req.len = static_cast<uint32_t>(path.size());
   std::memcpy(req.path, path.data(), path.size());
   req.repeat = static_cast<uint32_t>(std::max(repeat, 1));
-  LIBBPF_OPTS(bpf_test_run_opts, run, .ctx_in = &req, .ctx_size_in = sizeof(req));
+  const uint32_t zero = 0;
+  if (bpf_map_update_elem(request_map, &zero, &req, BPF_ANY) != 0)
+    return errnoError("bpf-lsm: write the decide_for_test request");
+  LIBBPF_OPTS(bpf_test_run_opts, run);
   if (bpf_prog_test_run_opts(bpf_program__fd(prog), &run) != 0)
     return errnoError("bpf-lsm: run decide_for_test (loaded with test_only?)");
+  if (bpf_map_lookup_elem(request_map, &zero, &req) != 0)
+    return errnoError("bpf-lsm: read the decide_for_test answer");
   if (mean_ns) *mean_ns = static_cast<uint32_t>(req.elapsed_ns / req.repeat);
   return {};
 }
@@ -244,7 +251,8 @@ Status runDecideForTest(bpf_program* prog, sv_lsm_test_request& req, uint32_t pr
 Result<LsmFilter::KernelOutcome> LsmFilter::decideInKernel(uint32_t profile, policy::LsmOp op,
                                                            std::string_view path) const {
   auto req = std::make_unique<sv_lsm_test_request>();
-  SV_TRY(runDecideForTest(s_->skel->progs.decide_for_test, *req, profile, op, path, 1, nullptr));
+  SV_TRY(runDecideForTest(s_->skel->progs.decide_for_test,
+                                bpf_map__fd(s_->skel->maps.sv_lsm_test_req), *req, profile, op, path, 1, nullptr));
   if (!req->found) return Error{ENOENT, "bpf-lsm: the kernel's tables gave no outcome"};
   return KernelOutcome{req->version, static_cast<uint8_t>(req->verdict), req->value};
 }
@@ -253,7 +261,8 @@ Result<uint32_t> LsmFilter::timeDecisionInKernel(uint32_t profile, policy::LsmOp
                                                  std::string_view path, int repeat) const {
   auto req = std::make_unique<sv_lsm_test_request>();
   uint32_t ns = 0;
-  SV_TRY(runDecideForTest(s_->skel->progs.decide_for_test, *req, profile, op, path, repeat, &ns));
+  SV_TRY(runDecideForTest(s_->skel->progs.decide_for_test,
+                                bpf_map__fd(s_->skel->maps.sv_lsm_test_req), *req, profile, op, path, repeat, &ns));
   if (!req->found) return Error{ENOENT, "bpf-lsm: the kernel's tables gave no outcome"};
   return ns;
 }
