@@ -10,6 +10,9 @@
 //   supervise report AUDIT.jsonl... [--html FILE]
 //   supervise serve [--socket PATH] [policy and audit options]
 //   supervise exec [--socket PATH] [--cwd DIR] [--timeout S] [--env NAME]... -- command...
+//   supervise agent claude-code [--install | --check [-- AGENT...]] | claude-code-hook
+//   supervise mcp [--socket PATH] [policy options]
+//   supervise explain --summary
 //
 // CLI11 throws for parse errors and --help; this is the one place that
 // catches them.
@@ -32,7 +35,8 @@ constexpr Subcommand kSubcommands[] = {
     {"doctor", sv::supervisor::registerDoctor},     {"status", sv::supervisor::registerStatus},
     {"check", sv::supervisor::registerCheck},       {"policy", sv::supervisor::registerPolicy},
     {"verify", sv::supervisor::registerVerify},     {"report", sv::supervisor::registerReport},
-    {"serve", sv::supervisor::registerServe},       {"exec", sv::supervisor::registerExec}};
+    {"serve", sv::supervisor::registerServe},       {"exec", sv::supervisor::registerExec},
+    {"agent", sv::supervisor::registerAgent},       {"mcp", sv::supervisor::registerMcp}};
 
 // `supervise [options] -- command...` with nothing before `--` that could
 // name a subcommand or ask for help: the common case, whose start-up counts.

@@ -3,6 +3,7 @@
 // `supervise explain [policy flags] [--json] env NAME`  (kept = allow, stripped = deny)
 // `supervise explain [policy flags] [--json] --audit-file F EVENT_ID`
 // `supervise explain [policy flags] [--json] -`        (one audit line on stdin)
+// `supervise explain [policy flags] --summary`         (the policy in a few lines)
 //
 // Asks the Engine what it would decide and why: verdict, rule id, reason, the
 // chain of rules considered and the smallest policy edit that flips a deny.
@@ -10,7 +11,8 @@
 // current policy the same question again, so an operator sees both "why was
 // this denied" and "what would allow it now". Needs no privileges and starts
 // nothing. Exit 0 allow, 1 deny, 2 bad policy, event or usage, so scripts can
-// branch on it.
+// branch on it. The body is explainQuery() (explain_query.h), which the MCP
+// server's explain tool shares; --summary is policySummary() (policy_summary.h).
 //
 // Also the recorded-decision helpers `policy learn` shares (commands.h).
 #include <unistd.h>
@@ -31,61 +33,13 @@
 #include "policy/path.h"
 #include "supervisor/audit/redact.h"
 #include "supervisor/cli/commands.h"
+#include "supervisor/cli/explain_query.h"
 #include "supervisor/cli/policy_args.h"
 #include "supervisor/cli/policy_discovery.h"
+#include "supervisor/cli/policy_summary.h"
 
 namespace sv::supervisor {
 namespace {
-
-constexpr int kExitAllow = 0;
-constexpr int kExitDeny = 1;
-constexpr int kExitError = 2;
-
-struct Target {
-  policy::Ip6 ip{};
-  uint16_t port = 0;
-  std::string host;
-};
-
-// "ip:port", "[v6]:port" or "host:port".
-bool parseConnectTarget(const std::string& text, Target* t, std::string* error) {
-  std::string addr, port;
-  if (!text.empty() && text.front() == '[') {
-    size_t close = text.find(']');
-    if (close == std::string::npos || close + 1 >= text.size() || text[close + 1] != ':') {
-      *error = "expected [v6]:port";
-      return false;
-    }
-    addr = text.substr(1, close - 1);
-    port = text.substr(close + 2);
-  } else {
-    size_t colon = text.rfind(':');
-    if (colon == std::string::npos || text.find(':') != colon) {
-      *error = "expected ip:port, [v6]:port or host:port";
-      return false;
-    }
-    addr = text.substr(0, colon);
-    port = text.substr(colon + 1);
-  }
-  int p = 0;
-  auto [ptr, ec] = std::from_chars(port.data(), port.data() + port.size(), p);
-  if (port.empty() || ec != std::errc() || ptr != port.data() + port.size() || p < 1 ||
-      p > 65535) {
-    *error = "bad port '" + port + "'";
-    return false;
-  }
-  t->port = static_cast<uint16_t>(p);
-  if (auto ip = policy::parseIp(addr)) {
-    t->ip = *ip;
-  } else if (!addr.empty() && addr.find_first_of("/ ") == std::string::npos) {
-    t->host = addr;  // matched against host entries by name
-  } else {
-    *error = "bad address '" + addr + "'";
-    return false;
-  }
-  return true;
-}
-
 
 using nlohmann::json;
 using nlohmann::ordered_json;
@@ -370,267 +324,35 @@ void mergePolicyFragment(ordered_json& into, const ordered_json& fragment) {
   }
 }
 
-namespace {
-
-// The event EVENT_ID names in an audit file. Several sessions may share an
-// audit file (sinks append), so a bare seq picks the last session that has it.
-std::optional<std::string> findEventLine(const std::string& file, const EventId& id,
-                                         std::string* error, std::string* note) {
-  std::ifstream in(file);
-  if (!in) {
-    *error = "cannot read audit file " + file + ": " + std::strerror(errno);
-    return std::nullopt;
-  }
-  const std::string needle = "\"seq\":" + std::to_string(id.seq) + ",";
-  std::optional<std::string> found;
-  std::vector<std::string> sessions;
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.find(needle) == std::string::npos) continue;  // cheap filter before parsing
-    json j = json::parse(line, nullptr, false);
-    if (j.is_discarded() || !j.is_object()) continue;
-    auto seq = j.find("seq");
-    if (seq == j.end() || !seq->is_number_unsigned() || seq->get<uint64_t>() != id.seq) continue;
-    std::string session = str(j, "session_id");
-    if (!session.starts_with(id.session)) continue;
-    sessions.push_back(session);
-    found = line;
-  }
-  if (!found) {
-    *error = "no event " + std::to_string(id.seq) +
-             (id.session.empty() ? "" : " in a session " + id.session + "*") + " in " + file;
-    return std::nullopt;
-  }
-  if (sessions.size() > 1) {
-    *note = std::to_string(sessions.size()) + " sessions in " + file + " have event " +
-            std::to_string(id.seq) + "; this is the last one (name another as SESSION:SEQ)";
-  }
-  return found;
-}
-
-
-struct ExplainArgs {
-  PolicyArgs policy;
-  std::vector<std::string> words;  // OPERATION TARGET, or EVENT_ID, or -
-  std::string audit_file;
-  std::string as_exe;
-  std::string profile;
-  bool json = false;
-};
-
-// Prints verdict, rule, reason, chain and suggestion; returns the exit code.
-int report(const ExplainArgs& args, const policy::Policy& pol, const policy::Explanation& e,
-           const std::string& op, const std::string& shown, const std::string& profile,
-           const RecordedDecision* event, const ordered_json& edit, const std::string& note) {
-  bool deny = e.decision.verdict == policy::Verdict::Deny;
-  bool audit = pol.mode == policy::Mode::Audit;
-  if (args.json) {
-    ordered_json j = {{"operation", op},
-                      {"target", shown},
-                      {"profile", profile},
-                      {"verdict", std::string(policy::toString(e.decision.verdict))},
-                      {"rule_id", std::string(e.decision.rule_id)},
-                      {"reason", std::string(e.decision.reason)},
-                      {"mode", audit ? "audit" : "enforce"},
-                      {"would_deny", audit && deny},
-                      {"policy", pol.name},
-                      {"chain", ordered_json::array()},
-                      {"suggestion", e.suggestion}};
-    for (const auto& s : e.chain) {
-      j["chain"].push_back(
-          {{"rule_id", s.rule_id}, {"description", s.description}, {"matched", s.matched}});
-    }
-    if (event) {
-      j["event"] = {{"seq", event->seq},         {"session_id", event->session_id},
-                    {"decision", event->decision}, {"rule_id", event->rule_id},
-                    {"reason", event->rule_reason}, {"errno", event->errno_name},
-                    {"comm", event->comm},         {"exe", event->exe}};
-      j["edit"] = edit;
-      if (!note.empty()) j["note"] = note;
-    }
-    std::printf("%s\n", j.dump(2).c_str());
-    return deny ? kExitDeny : kExitAllow;
-  }
-  if (event) {
-    std::printf("event %llu%s: %s %s\n", static_cast<unsigned long long>(event->seq),
-                event->session_id.empty() ? "" : (" of session " + event->session_id).c_str(),
-                event->decision.c_str(), event->target().c_str());
-    if (!event->comm.empty() || !event->exe.empty())
-      std::printf("  process:  %s (%s)%s\n", event->comm.c_str(), event->exe.c_str(),
-                  event->profile.empty() ? "" : (" in profile " + event->profile).c_str());
-    std::printf("  recorded: rule %s%s%s%s\n", event->rule_id.c_str(),
-                event->rule_reason.empty() ? "" : (": " + event->rule_reason).c_str(),
-                event->errno_name.empty() ? "" : (", errno " + event->errno_name).c_str(),
-                "");
-    if (!note.empty()) std::printf("  note:     %s\n", note.c_str());
-    std::printf("now, under policy %s:\n", pol.name.c_str());
-  }
-  std::printf("%s\n", std::string(policy::toString(e.decision.verdict)).c_str());
-  std::printf("  %s %s%s\n", op.c_str(), shown.c_str(),
-              profile.empty() ? "" : (" (profile " + profile + ")").c_str());
-  std::printf("  rule:   %s\n", std::string(e.decision.rule_id).c_str());
-  if (!e.decision.reason.empty())
-    std::printf("  reason: %s\n", std::string(e.decision.reason).c_str());
-  if (audit && deny)
-    std::fputs(op == "env"
-                   ? "  mode:   audit (the command keeps it; the start event lists it in "
-                     "session.environment.would_remove)\n"
-                   : "  mode:   audit (the operation would proceed and be recorded as would-deny)\n",
-               stdout);
-  std::printf("chain:\n");
-  for (const auto& s : e.chain) {
-    std::printf("  %s %s%s%s\n", s.matched ? "=>" : "  ", s.rule_id.c_str(),
-                s.rule_id.empty() ? "" : ": ", s.description.c_str());
-  }
-  if (!e.suggestion.empty()) std::printf("suggestion: %s\n", e.suggestion.c_str());
-  if (event && !edit.is_null())
-    std::printf("policy edit (add to your policy file, or let `supervise policy learn` do it):\n"
-                "  %s\n", edit.dump().c_str());
-  return deny ? kExitDeny : kExitAllow;
-}
-
-int fail(const std::string& message) {
-  std::fprintf(stderr, "supervise explain: %s\n", message.c_str());
-  return kExitError;
-}
-
-int runExplain(const ExplainArgs& args) {
-  static const std::vector<std::string> kOps = {"read", "write", "exec", "connect", "socket",
-                                                "env"};
-  const bool is_op = std::find(kOps.begin(), kOps.end(), args.words[0]) != kOps.end();
-  if (is_op != (args.words.size() == 2)) {
-    return fail(is_op ? "\"" + args.words[0] + "\" needs a TARGET"
-                      : "expected OPERATION TARGET, EVENT_ID or -, got " +
-                            std::to_string(args.words.size()) + " arguments");
-  }
-  // A recorded event: from stdin, or looked up in the audit file.
-  std::optional<RecordedDecision> event;
-  std::string note;
-  if (!is_op) {
-    std::string line, error;
-    if (args.words[0] == "-") {
-      while (std::getline(std::cin, line) && line.find_first_not_of(" \t\r") == std::string::npos) {
-      }
-      if (line.empty()) return fail("no audit line on stdin");
-    } else {
-      auto id = parseEventId(args.words[0]);
-      if (!id) return fail("bad EVENT_ID \"" + args.words[0] + "\" (expected SEQ or SESSION:SEQ)");
-      if (args.audit_file.empty()) return fail("EVENT_ID needs --audit-file FILE");
-      auto found = findEventLine(args.audit_file, *id, &error, &note);
-      if (!found) return fail(error);
-      line = *found;
-    }
-    event = parseRecordedDecision(line, &error);
-    if (!event) return fail("cannot explain this event: " + error);
-  }
-
-  // The policy a run here would use: --policy, else the discovered file
-  // (./.supervise.json, ...), as `status` reports it.
-  // --audit-file is the run's audit file: self-protected as in that run.
-  PolicyArgs policy_args = args.policy;
-  if (!args.audit_file.empty()) policy_args.audit_files.push_back(args.audit_file);
-  std::vector<policy::Diagnostic> diags;
-  auto effective = loadEffectivePolicy(policy_args, &diags);
-  for (const auto& d : diags) std::fprintf(stderr, "%s\n", d.format().c_str());
-  if (!effective) {
-    if (diags.empty()) return fail(effective.error().message());
-    return kExitError;
-  }
-  const std::shared_ptr<const policy::Policy> loaded = effective->policy;
-  if (!event && args.words[0] == "env") {
-    // Decided once at launch for the whole tree: no profile, no binary.
-    if (!args.profile.empty() || !args.as_exe.empty())
-      return fail("env takes no --profile or --as-exe: the environment is decided once, when the "
-                  "command starts, for the whole tree");
-    const std::string& name = args.words[1];
-    return report(args, *loaded, policy::explainEnv(*loaded, name), "env", name, "", nullptr,
-                  nullptr, "");
-  }
-  policy::Engine engine(loaded);
-  if (event) {
-    std::string why;
-    ordered_json edit = smallestEdit(engine, *event, &why);
-    policy::Request req = event->request();
-    policy::Explanation e = engine.explain(req);
-    if (edit.is_null() && e.decision.verdict == policy::Verdict::Deny && !why.empty())
-      e.suggestion = why;
-    std::string shown = event->op == policy::Operation::Connect ? connectDest(*event) : event->path;
-    return report(args, *loaded, e, std::string(policy::toString(event->op)), shown,
-                  event->profile, &*event, edit, note);
-  }
-
-  // Relative targets are relative to the cwd, like the command's own paths.
-  std::string here = "/";
-  if (char buf[4096]; ::getcwd(buf, sizeof buf)) here = buf;
-  policy::Request req;
-  const std::string& op = args.words[0];
-  const std::string& target_text = args.words[1];
-  req.op = op == "read"    ? policy::Operation::Read
-           : op == "write" ? policy::Operation::Write
-           : op == "exec"  ? policy::Operation::Exec
-           : op == "socket" ? policy::Operation::Socket
-                           : policy::Operation::Connect;
-  std::string profile = args.profile;
-  if (!profile.empty() && !loaded->profiles.count(profile))
-    return fail("unknown profile \"" + profile + "\"");
-  if (!args.as_exe.empty()) {
-    std::string exe = policy::normalizePath(here, args.as_exe);
-    profile = std::string(engine.profileAfterExec(profile, exe));
-  }
-  req.profile = profile;
-  std::string path;
-  Target target;
-  if (req.op == policy::Operation::Connect) {
-    std::string err;
-    if (!parseConnectTarget(target_text, &target, &err))
-      return fail("connect target \"" + target_text + "\": " + err);
-    req.ip = target.ip;
-    req.port = target.port;
-    req.host = target.host;
-  } else if (req.op == policy::Operation::Socket) {
-    // FAMILY[:PROTOCOL]: vsock, AF_PACKET, 40, netlink:audit, netlink:9.
-    const size_t colon = target_text.find(':');
-    req.family = policy::socketFamilyFromName(target_text.substr(0, colon));
-    req.protocol = colon == std::string::npos
-                       ? 0
-                       : policy::netlinkProtocolFromName(target_text.substr(colon + 1));
-    if (req.family < 0 || req.protocol < 0)
-      return fail("socket target \"" + target_text +
-                  "\": expected FAMILY[:NETLINK_PROTOCOL] (vsock, AF_PACKET, 40, netlink:audit)");
-  } else {
-    path = policy::normalizePath(here, target_text);
-    req.path = path;
-  }
-  policy::Explanation e = engine.explain(req);
-  std::string shown =
-      req.op == policy::Operation::Connect || req.op == policy::Operation::Socket ? target_text
-                                                                                : path;
-  return report(args, *loaded, e, op, shown, profile, nullptr, nullptr, "");
-}
-
-}  // namespace
-
 void registerExplain(CLI::App& app, CommandContext& ctx) {
-  auto args = std::make_shared<ExplainArgs>();
+  struct Args {
+    ExplainQuery query;
+    bool summary = false;
+  };
+  auto args = std::make_shared<Args>();
+  ExplainQuery& q = args->query;
   CLI::App* sub = app.add_subcommand(
       "explain",
       "show what the policy decides for one operation or recorded audit event, and why "
-      "(exit 0 allow, 1 deny)");
-  args->policy.addTo(*sub);
-  sub->add_option("what", args->words,
+      "(exit 0 allow, 1 deny); --summary: the whole policy in a few lines");
+  q.policy.addTo(*sub);
+  sub->add_option("what", q.words,
                   "OPERATION TARGET (read|write|exec|connect|socket, a path or ip:port / "
                   "[v6]:port / host:port, or an address family such as vsock or netlink:audit; "
-                  "or env NAME: whether the command keeps that environment variable), or EVENT_ID (SEQ or SESSION:SEQ, with --audit-file), or - (one "
-                  "audit line on stdin)")
-      ->required()
+                  "or env NAME: whether the command keeps that environment variable), or "
+                  "EVENT_ID (SEQ or SESSION:SEQ, with --audit-file), or - (one audit line on "
+                  "stdin)")
       ->expected(1, 2);
-  sub->add_option("--audit-file", args->audit_file,
+  sub->add_option("--audit-file", q.audit_file,
                   "the run's audit file (JSON lines): EVENT_ID is looked up in it, and it is "
                   "self-protected as in that run");
-  sub->add_option("--as-exe", args->as_exe,
+  sub->add_option("--as-exe", q.as_exe,
                   "decide as a process running this binary (selects its exec.switch profile)");
-  sub->add_option("--profile", args->profile, "decide inside this profile");
-  sub->add_flag("--json", args->json, "print the explanation as JSON");
+  sub->add_option("--profile", q.profile, "decide inside this profile");
+  sub->add_flag("--json", q.json, "print the explanation as JSON");
+  sub->add_flag("--summary", args->summary,
+                "print what the effective policy allows and refuses in a few lines (roots, "
+                "protected names, exec, network, profiles), to give to an agent");
   sub->footer(
       "Examples:\n"
       "  supervise explain write .env\n"
@@ -638,9 +360,40 @@ void registerExplain(CLI::App& app, CommandContext& ctx) {
       "  supervise explain socket vsock\n"
       "  supervise explain env GITHUB_TOKEN\n"
       "  supervise explain --audit-file audit.jsonl 17\n"
-      "  tail -n1 audit.jsonl | supervise explain -");
+      "  tail -n1 audit.jsonl | supervise explain -\n"
+      "  supervise explain --summary");
   sub->callback([&ctx, args] {
-    ctx.exit_code = runGuarded("explain", kExitError, [&] { return runExplain(*args); });
+    ctx.exit_code = runGuarded("explain", kExplainError, [&] {
+      ExplainQuery& query = args->query;
+      if (args->summary) {
+        if (!query.words.empty() || query.json || !query.as_exe.empty() || !query.profile.empty()) {
+          std::fprintf(stderr, "supervise explain: --summary takes only the policy flags\n");
+          return kExplainError;
+        }
+        auto effective = loadEffectivePolicyOrReport(query.policy, "explain");
+        if (!effective) return kExplainError;
+        std::fputs(policySummary(*effective->policy).c_str(), stdout);
+        return kExplainAllow;
+      }
+      if (query.words.empty()) {
+        std::fprintf(stderr,
+                     "supervise explain: expected OPERATION TARGET, EVENT_ID, - or "
+                     "--summary\n");
+        return kExplainError;
+      }
+      if (query.words.size() == 1 && query.words[0] == "-") {
+        // The first line that is not blank.
+        std::string line;
+        while (std::getline(std::cin, line) &&
+               line.find_first_not_of(" \t\r") == std::string::npos) {
+        }
+        query.audit_line = line;
+      }
+      ExplainOutput result = explainQuery(query);
+      std::fputs(result.err.c_str(), stderr);
+      std::fputs(result.out.c_str(), stdout);
+      return result.exit_code;
+    });
   });
 }
 

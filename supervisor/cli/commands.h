@@ -56,6 +56,8 @@ void registerVerify(CLI::App& app, CommandContext& ctx);    // cmd_verify.cpp
 void registerReport(CLI::App& app, CommandContext& ctx);    // cmd_report.cpp
 void registerServe(CLI::App& app, CommandContext& ctx);     // cmd_serve.cpp
 void registerExec(CLI::App& app, CommandContext& ctx);      // cmd_exec.cpp
+void registerAgent(CLI::App& app, CommandContext& ctx);     // cmd_agent.cpp
+void registerMcp(CLI::App& app, CommandContext& ctx);       // cmd_mcp.cpp
 
 // ---- recorded decisions (cmd_explain.cpp) ----
 
