@@ -73,7 +73,7 @@ _supervise() {
         COMPREPLY=($(compgen -W "$policy_opts --audit-file --audit-fd --audit-stdout
           --audit-syslog --audit-kafka --audit-otlp --audit-format --backend --quiet --help --version --" -- "$cur"))
       else
-        COMPREPLY=($(compgen -W "doctor status check validate explain policy verify report serve exec" -- "$cur"))
+        COMPREPLY=($(compgen -W "doctor status check validate explain policy verify report serve exec agent mcp" -- "$cur"))
       fi
       ;;
     doctor | status) COMPREPLY=($(compgen -W "--json $policy_opts --help" -- "$cur")) ;;
@@ -87,7 +87,7 @@ _supervise() {
       ;;
     explain)
       if [[ $cur == -* ]]; then
-        COMPREPLY=($(compgen -W "--json --audit-file --as-exe --profile $policy_opts --help" -- "$cur"))
+        COMPREPLY=($(compgen -W "--json --summary --audit-file --as-exe --profile $policy_opts --help" -- "$cur"))
       else
         case $prev in
           read | write | exec) COMPREPLY=($(compgen -f -- "$cur")) ;;
@@ -104,6 +104,16 @@ _supervise() {
              --backend --quiet --help" -- "$cur")) ;;
       esac
       ;;
+    agent)
+      if [[ $prev == agent ]]; then
+        COMPREPLY=($(compgen -W "claude-code claude-code-hook" -- "$cur"))
+      elif [[ $prev == --project ]]; then
+        COMPREPLY=($(compgen -d -- "$cur"))
+      else
+        COMPREPLY=($(compgen -W "--install --check --project --socket --ask --help --" -- "$cur"))
+      fi
+      ;;
+    mcp) COMPREPLY=($(compgen -W "--socket $policy_opts --help" -- "$cur")) ;;
     exec)
       if [[ $prev == --socket ]]; then
         COMPREPLY=($(compgen -f -- "$cur"))
