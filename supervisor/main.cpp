@@ -66,7 +66,14 @@ int main(int argc, char** argv) {
   app.require_subcommand(0, 1);
   sv::supervisor::CommandContext ctx;
   sv::supervisor::registerRun(app, ctx);
-  if (!runsACommandOnly(argc, argv))
+  // `supervise exec ...` (an agent's every command through the daemon) pays
+  // for its own option tree only; anything else registers them all.
+  const Subcommand* only = nullptr;
+  for (const Subcommand& sub : kSubcommands)
+    if (argc > 1 && sub.name == "exec" && std::string_view(argv[1]) == sub.name) only = &sub;
+  if (only)
+    only->add(app, ctx);
+  else if (!runsACommandOnly(argc, argv))
     for (const Subcommand& sub : kSubcommands) sub.add(app, ctx);
   // Every subcommand's --help ends with an example; these three are
   // registered without one.
