@@ -108,6 +108,15 @@ Result<std::pair<UniqueFd, UniqueFd>> makePipe() {
 
 std::optional<Denial> parseDenialLine(std::string_view line) {
   constexpr std::string_view kPrefix = "supervise: ";
+  constexpr std::string_view kEvent = " [event ";
+  // "... (rule ID: reason) [event SESSION:SEQ]": the audit event, when one was written.
+  std::string event_id;
+  if (line.ends_with("]")) {
+    const size_t at = line.rfind(kEvent);
+    if (at == std::string_view::npos) return std::nullopt;
+    event_id = std::string(line.substr(at + kEvent.size(), line.size() - at - kEvent.size() - 1));
+    line = line.substr(0, at);
+  }
   if (!line.starts_with(kPrefix) || !line.ends_with(")")) return std::nullopt;
   line.remove_prefix(kPrefix.size());
   Denial d;
@@ -128,6 +137,8 @@ std::optional<Denial> parseDenialLine(std::string_view line) {
   if (colon != std::string_view::npos) d.reason = std::string(rest.substr(colon + 2));
   if (d.rule_id.empty() || d.rule_id.find(' ') != std::string::npos) return std::nullopt;
   d.line = "supervise: " + d.action + " " + d.what + " (rule " + std::string(rest) + ")";
+  d.event_id = std::move(event_id);
+  if (!d.event_id.empty()) d.line += " [event " + d.event_id + "]";
   return d;
 }
 

@@ -30,6 +30,7 @@ struct Denial {
   std::string rule_id;
   std::string reason;
   std::string line;  // as printed, without the newline
+  std::string event_id;  // SESSION:SEQ of its audit event ("" when the line has none)
 };
 
 // The denial a stderr line reports, if it is one.

@@ -123,9 +123,12 @@ json runResult(const CapturedRun& run, const serve::ExecRequest& request) {
   if (!run.denials.empty()) text += "--- refused by the policy ---\n";
   for (const Denial& d : run.denials) {
     text += d.action + " " + d.what + " (rule " + d.rule_id +
-            (d.reason.empty() ? "" : ": " + d.reason) + ")\n";
-    denials.push_back(
-        {{"action", d.action}, {"what", d.what}, {"rule_id", d.rule_id}, {"reason", d.reason}});
+            (d.reason.empty() ? "" : ": " + d.reason) + ")" +
+            (d.event_id.empty() ? "" : " [event " + d.event_id + "]") + "\n";
+    json denial = {{"action", d.action}, {"what", d.what}, {"rule_id", d.rule_id},
+                   {"reason", d.reason}};
+    if (!d.event_id.empty()) denial["event_id"] = d.event_id;  // for the explain tool
+    denials.push_back(std::move(denial));
   }
   if (run.denials_dropped)
     text += "[and " + std::to_string(run.denials_dropped) + " more refusals]\n";

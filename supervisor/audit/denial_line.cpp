@@ -4,12 +4,13 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cstring>
 
 namespace sv::supervisor {
 
 void printDenial(std::string_view action, std::string_view verb, std::string_view target,
-                 std::string_view rule_id, std::string_view reason) {
+                 std::string_view rule_id, std::string_view reason, EventRef event) {
   char buf[8192];
   size_t len = 0;
   auto add = [&](std::string_view s) {
@@ -30,6 +31,15 @@ void printDenial(std::string_view action, std::string_view verb, std::string_vie
     add(reason);
   }
   add(")");
+  if (event.seq && !event.session_id.empty()) {
+    char seq[24];
+    const auto end = std::to_chars(seq, seq + sizeof seq, event.seq).ptr;
+    add(" [event ");
+    add(event.session_id.substr(0, kEventRefSessionDigits));
+    add(":");
+    add(std::string_view(seq, size_t(end - seq)));
+    add("]");
+  }
   buf[len++] = '\n';
   ssize_t unused = ::write(STDERR_FILENO, buf, len);
   (void)unused;

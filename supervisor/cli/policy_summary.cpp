@@ -167,8 +167,9 @@ std::string policySummary(const policy::Policy& p) {
                             : std::string());
   out +=
       "A refused operation fails with a permission error and supervise prints "
-      "\"supervise: denied <what> (rule <id>: <reason>)\" on stderr; "
-      "`supervise explain write PATH` (or read, exec, connect HOST:PORT) tells in advance.\n";
+      "\"supervise: denied <what> (rule <id>: <reason>) [event <id>]\" on stderr; "
+      "`supervise explain write PATH` (or read, exec, connect HOST:PORT) tells in advance, "
+      "`supervise explain --audit-file TRAIL <event id>` afterwards.\n";
   return out;
 }
 

@@ -335,10 +335,10 @@ void KernelDenials::emit(const ka::KernelDenial& d) {
       target = d.path.value_or("");
       break;
   }
-  audit_->emit(ev);
+  const uint64_t seq = audit_->emit(ev);
   if (!options_.quiet)
     printDenial(ev.operation == "kill" ? "killed for" : "denied", verb, target, ev.rule_id,
-                ev.rule_reason);
+                ev.rule_reason, {audit_->session().session_id, seq});
 }
 
 }  // namespace sv::supervisor

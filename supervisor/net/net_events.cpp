@@ -125,7 +125,7 @@ void NetEventAuditor::onEvent(const tracer::NetEvent& e) {
     }
     ev.process = process.get();
   }
-  audit_.emit(ev);
+  const uint64_t seq = audit_.emit(ev);
   // A pathname socket that does not exist would have failed the call anyway
   // (ENOENT), so the line would explain no failure: glibc probes nscd's
   // socket on every user or group lookup (`ls -l`, `id`). Audited all the same.
@@ -136,7 +136,7 @@ void NetEventAuditor::onEvent(const tracer::NetEvent& e) {
     const std::string target =
         unix_path ? "unix socket " + e.unix_path : ev.network.ip + ":" + std::to_string(e.port);
     printDenial(audit_mode_ ? "would deny" : "denied", "connect to", target, ev.rule_id,
-                ev.rule_reason);
+                ev.rule_reason, {audit_.session().session_id, seq});
   }
 }
 

@@ -341,6 +341,7 @@ bool NotifyHandler::record(Call& c, Operation op, std::string_view real_path,
   // trail and the policy files stay out of the tree's reach in every mode.
   const bool enforce = deny && (!options_.audit_mode || decision.binding);
 
+  uint64_t seq = 0;
   if (deny || options_.audit_allows || op == Operation::Exec) {
     AuditEvent& ev = c.event;
     fillDecision(ev, c.req.data, c.category, c.operation, c.syscall, decision, enforce, EACCES,
@@ -351,10 +352,10 @@ bool NotifyHandler::record(Call& c, Operation op, std::string_view real_path,
       ev.file.path.assign(real_path);
     auto process = processes_.lookup(c.tgid, c.tid);
     ev.process = process.get();
-    audit_.emit(ev);
+    seq = audit_.emit(ev);
     ev.process = nullptr;
   }
-  if (deny) reportDenial(op, real_path, decision, enforce);
+  if (deny) reportDenial(op, real_path, decision, enforce, seq);
   if (enforce) {
     finish(c, -EACCES);
     return false;
@@ -363,10 +364,11 @@ bool NotifyHandler::record(Call& c, Operation op, std::string_view real_path,
 }
 
 void NotifyHandler::reportDenial(Operation op, std::string_view path, const policy::Decision& d,
-                                 bool enforced) {
+                                 bool enforced, uint64_t seq) {
   if (options_.quiet) return;
   printDenial(enforced ? "denied" : "would deny", verb(op),
-              relativeToWorkspace(path, options_.workspace), d.rule_id, d.reason);
+              relativeToWorkspace(path, options_.workspace), d.rule_id, d.reason,
+              {audit_.session().session_id, seq});
 }
 
 void NotifyHandler::finish(Call& c, long rc) {
@@ -1023,6 +1025,7 @@ void NotifyHandler::handleSocket(Call& c, const DecodedCall& d) {
   const bool deny = decision.verdict == Verdict::Deny;
   const bool enforce = deny && !options_.audit_mode;
   const std::string family = policy::socketFamilyName(d.family);
+  uint64_t seq = 0;
   if (deny || options_.audit_allows) {
     AuditEvent& ev = c.event;
     fillDecision(ev, c.req.data, "network", "socket", c.syscall, decision, enforce, EPERM,
@@ -1031,7 +1034,7 @@ void NotifyHandler::handleSocket(Call& c, const DecodedCall& d) {
     if (d.family == policy::kFamilyNetlink) ev.network.proto = policy::netlinkProtocolName(d.protocol);
     auto process = processes_.lookup(c.tgid, c.tid);
     ev.process = process.get();
-    audit_.emit(ev);
+    seq = audit_.emit(ev);
     ev.process = nullptr;
   }
   if (deny && !options_.quiet) {
@@ -1039,7 +1042,7 @@ void NotifyHandler::handleSocket(Call& c, const DecodedCall& d) {
         d.family == policy::kFamilyNetlink ? family + " (" + policy::netlinkProtocolName(d.protocol) + ")"
                                            : family;
     printDenial(options_.audit_mode ? "would deny" : "denied", verb(Operation::Socket), what,
-                decision.rule_id, decision.reason);
+                decision.rule_id, decision.reason, {audit_.session().session_id, seq});
   }
   if (enforce) return finish(c, -EPERM);
   c.answered = true;

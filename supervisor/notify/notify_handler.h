@@ -146,9 +146,10 @@ class NotifyHandler {
   void finish(Call& call, long rc);
 
   std::string_view profileOf(pid_t tgid);
-  // "denied" when the call fails, "would deny" when audit mode lets it run.
+  // "denied" when the call fails, "would deny" when audit mode lets it run;
+  // `seq`: the audit event of the denial (0: none was emitted).
   void reportDenial(policy::Operation op, std::string_view path, const policy::Decision& d,
-                    bool enforced);
+                    bool enforced, uint64_t seq = 0);
 
   const policy::Engine& engine_;
   SyscallAnswer& answer_;

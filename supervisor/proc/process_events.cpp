@@ -222,10 +222,10 @@ void ProcessEvents::emitExec(const ProcEvent& e) {
     ev.rule_reason += "; in-kernel SIGKILL failed (" + std::string(std::strerror(e.kill_err)) +
                       "), killed from user space";
   }
-  audit_.emit(ev);
+  const uint64_t seq = audit_.emit(ev);
   if (!options_.quiet) {
     printDenial(enforced ? "killed" : "would kill", "exec of", e.filename, kExecRecheckRule,
-                ev.rule_reason);
+                ev.rule_reason, {audit_.session().session_id, seq});
   }
 }
 

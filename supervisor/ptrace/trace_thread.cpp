@@ -334,10 +334,10 @@ void TraceThread::reportExecMismatch(pid_t tid, const std::string& binary, bool 
   ev.exec.path = binary;
   auto process = processes_.lookup(tid, tid);
   ev.process = process.get();
-  audit_.emit(ev);
+  const uint64_t seq = audit_.emit(ev);
   if (!options_.quiet)
     printDenial(killed ? "killed" : "would kill", "exec of", binary, kExecRecheckRule,
-                ev.rule_reason);
+                ev.rule_reason, {audit_.session().session_id, seq});
 }
 
 void TraceThread::onSeccomp(pid_t tid) {

@@ -225,12 +225,12 @@ void LsmBackend::onEvent(const tracer::LsmEvent& e) {
     }
     ev.process = process.get();
   }
-  audit_->emit(ev);
+  const uint64_t seq = audit_->emit(ev);
   ev.process = nullptr;
-  if (deny) reportDenial(e, ev);
+  if (deny) reportDenial(e, ev, seq);
 }
 
-void LsmBackend::reportDenial(const tracer::LsmEvent& e, const AuditEvent& ev) {
+void LsmBackend::reportDenial(const tracer::LsmEvent& e, const AuditEvent& ev, uint64_t seq) {
   if (options_.quiet) return;
   const bool unix_peer = isUnixPeer(e);
   const std::string shown =
@@ -238,7 +238,8 @@ void LsmBackend::reportDenial(const tracer::LsmEvent& e, const AuditEvent& ev) {
       : unix_peer                    ? "unix socket " + e.path
                                      : std::string(relativeToWorkspace(e.path, options_.workspace));
   printDenial(ev.decision == "deny" ? "denied" : "would deny",
-              unix_peer ? "connect to" : verbOf(e.op), shown, ev.rule_id, ev.rule_reason);
+              unix_peer ? "connect to" : verbOf(e.op), shown, ev.rule_id, ev.rule_reason,
+              {audit_->session().session_id, seq});
 }
 
 }  // namespace sv::supervisor

@@ -99,7 +99,7 @@ class LsmBackend {
 
  private:
   void onEvent(const tracer::LsmEvent& e);
-  void reportDenial(const tracer::LsmEvent& e, const AuditEvent& ev);
+  void reportDenial(const tracer::LsmEvent& e, const AuditEvent& ev, uint64_t seq);
 
   tracer::LsmFilter filter_;
   std::shared_ptr<const policy::Policy> policy_;

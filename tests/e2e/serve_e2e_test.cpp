@@ -214,6 +214,14 @@ TEST_F(Serve, ShellLineWritesDeniesAndPropagatesTheStatus) {
     }
   }
   EXPECT_TRUE(denied && ended) << slurp(audit_);
+  // The denial line names its audit event, and `supervise explain` resolves it.
+  const size_t at = r.err.find("[event ");
+  ASSERT_NE(at, std::string::npos) << r.describe();
+  const std::string event_id = r.err.substr(at + 7, r.err.find(']', at) - at - 7);
+  auto explained = runCommand({kSupervise, "explain", "--audit-file", audit_, event_id},
+                              dir_ + "/explain");
+  EXPECT_TRUE(contains(explained.out, "deny-write-env")) << event_id << "\n" << explained.describe();
+  EXPECT_TRUE(contains(explained.out, ws_ + "/.env")) << explained.describe();
   ASSERT_EQ(ids.size(), 1u) << slurp(audit_);
   const std::string daemon_session = daemonEvents().at(0).value("session_id", "");
   EXPECT_EQ(*ids.begin(), daemon_session + "-1");

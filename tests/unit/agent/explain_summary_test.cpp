@@ -45,7 +45,7 @@ TEST_F(Summary, TheDefaultPresetInAFewLines) {
   EXPECT_EQ(lineOf(out, "may run: "), "may run: anything it may read");
   EXPECT_EQ(lineOf(out, "network: "), "network: localhost only");
   EXPECT_TRUE(has(lineOf(out, "environment: "), "removed")) << out;
-  EXPECT_TRUE(has(out, "supervise: denied <what> (rule <id>: <reason>)")) << out;
+  EXPECT_TRUE(has(out, "supervise: denied <what> (rule <id>: <reason>) [event <id>]")) << out;
   EXPECT_EQ(lineOf(out, "profile "), "") << "the preset has no profile";
 }
 

@@ -239,7 +239,14 @@ TEST(DenialLine, ParsesWhatPrintDenialWrites) {
   EXPECT_EQ(d->what, "write to a (rule x) b");
   EXPECT_EQ(d->rule_id, "r1");
   EXPECT_EQ(d->reason, "why (really)");
-  for (const char* other : {"supervise: listening on /x", "hello (rule x)", "supervise: denied x",
+  EXPECT_EQ(d->event_id, "");
+  // The audit event printDenial names when one was written.
+  d = parseDenialLine("supervise: denied write to .env (rule deny-write-env: secrets) [event 3f2a9c1b:12]");
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->rule_id, "deny-write-env");
+  EXPECT_EQ(d->reason, "secrets");
+  EXPECT_EQ(d->event_id, "3f2a9c1b:12");
+  for (const char* other : {"supervise: denied write to y (rule z) [evnt 1]","supervise: listening on /x", "hello (rule x)", "supervise: denied x",
                             "supervise: exploded write to y (rule z)"})
     EXPECT_FALSE(parseDenialLine(other)) << other;
 }
