@@ -146,6 +146,12 @@ void TraceThread::run() {
       ::kill(tid, SIGKILL);
     }
   }
+  // No tracee left and the command's exit never reached us: its real parent
+  // (the launcher's thread) reaped it first, which happens when the whole
+  // tree is killed at once (cgroup.kill: the exec daemon's abort). The loop
+  // waits for this report: without it the session would never end.
+  if (!root_exited_.load(std::memory_order_acquire))
+    onExit(root_, SIGKILL);  // a wait status: killed by SIGKILL
 }
 
 void TraceThread::onStatus(pid_t tid, int status) {
