@@ -1,6 +1,7 @@
 // ServeDaemon: `supervise serve` started by a test in its own directory
-// (socket DIR/run/exec.sock, audit DIR/audit.jsonl, log DIR/serve.log, cwd
-// the workspace), waited for until it listens, SIGTERMed at the end.
+// (socket DIR/run/exec.sock unless given, audit DIR/audit.jsonl, log
+// DIR/serve.log, cwd the workspace), waited for until it listens, SIGTERMed
+// at the end.
 #pragma once
 
 #include <fcntl.h>
@@ -20,13 +21,18 @@ namespace sv::test {
 
 class ServeDaemon {
  public:
-  ServeDaemon(std::string supervise, std::string dir, std::string workspace)
-      : supervise_(std::move(supervise)), dir_(std::move(dir)), ws_(std::move(workspace)) {}
+  ServeDaemon(std::string supervise, std::string dir, std::string workspace,
+              std::string socket = "")
+      : supervise_(std::move(supervise)),
+        dir_(std::move(dir)),
+        ws_(std::move(workspace)),
+        socket_(socket.empty() ? dir_ + "/run/exec.sock" : std::move(socket)) {}
   ~ServeDaemon() { stop(); }
   ServeDaemon(const ServeDaemon&) = delete;
   ServeDaemon& operator=(const ServeDaemon&) = delete;
 
-  std::string socket() const { return dir_ + "/run/exec.sock"; }
+  const std::string& socket() const { return socket_; }
+  pid_t pid() const { return pid_; }
   std::string auditFile() const { return dir_ + "/audit.jsonl"; }
   std::string log() const { return slurp(dir_ + "/serve.log"); }
 
@@ -67,6 +73,8 @@ class ServeDaemon {
   }
 
   bool alive() const { return pid_ > 0 && ::kill(pid_, 0) == 0; }
+  // stop() had to SIGKILL it: SIGTERM did not end it within 10 s.
+  bool killed() const { return killed_; }
 
   // SIGTERM (SIGKILL after 10 s); its exit status, -1 when none ran.
   int stop() {
@@ -76,6 +84,7 @@ class ServeDaemon {
     for (int i = 0; i < 1000 && ::waitpid(pid_, &status, WNOHANG) == 0; ++i)
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
     if (::waitpid(pid_, &status, WNOHANG) == 0) {
+      killed_ = true;
       ::kill(pid_, SIGKILL);
       ::waitpid(pid_, &status, 0);
     }
@@ -84,8 +93,9 @@ class ServeDaemon {
   }
 
  private:
-  std::string supervise_, dir_, ws_;
+  std::string supervise_, dir_, ws_, socket_;
   pid_t pid_ = -1;
+  bool killed_ = false;
 };
 
 }  // namespace sv::test

@@ -18,6 +18,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -28,6 +29,7 @@
 #include "tests/common/audit_events.h"
 #include "tests/common/host_features.h"
 #include "tests/common/run_command.h"
+#include "tests/common/serve_daemon.h"
 
 namespace sv::test {
 namespace {
@@ -69,59 +71,25 @@ class Serve : public testing::Test {
     if (!dir_.empty()) fs::remove_all(dir_);
   }
 
-  // Starts `supervise serve` in the workspace; waits until it listens.
+  // Starts `supervise serve` in the workspace on socket_; waits until it listens.
   void startDaemon(std::vector<std::string> extra = {}) {
-    std::vector<std::string> argv = {kSupervise, "serve", "--socket", socket_, "--audit-file",
-                                     audit_};
-    argv.insert(argv.end(), extra.begin(), extra.end());
-    fs::remove(dir_ + "/serve.log");  // an earlier daemon's "listening on" must not count
-    daemon_ = ::fork();
-    ASSERT_GE(daemon_, 0);
-    if (daemon_ == 0) {
-      std::vector<char*> cargv;
-      for (auto& a : argv) cargv.push_back(a.data());
-      cargv.push_back(nullptr);
-      const int log = ::open((dir_ + "/serve.log").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-      const int null = ::open("/dev/null", O_RDONLY);
-      if (log < 0 || null < 0 || ::chdir(ws_.c_str()) != 0) ::_exit(122);
-      ::dup2(null, 0);
-      ::dup2(log, 1);
-      ::dup2(log, 2);
-      ::close_range(3, ~0U, 0);
-      ::execv(kSupervise, cargv.data());
-      ::_exit(127);
-    }
-    for (int i = 0; i < 500; ++i) {
-      if (contains(slurp(dir_ + "/serve.log"), "listening on")) return;
-      int status = 0;
-      if (::waitpid(daemon_, &status, WNOHANG) == daemon_) {
-        daemon_ = -1;
-        FAIL() << "supervise serve exited: " << slurp(dir_ + "/serve.log");
-      }
-      std::this_thread::sleep_for(10ms);
-    }
-    FAIL() << "supervise serve did not start: " << slurp(dir_ + "/serve.log");
+    daemon_.emplace(kSupervise, dir_, ws_, socket_);
+    std::string why;
+    ASSERT_TRUE(daemon_->start(extra, &why)) << why;
   }
 
   // SIGTERM, then its exit status (or -1 when none ran).
   int stopDaemon() {
-    if (daemon_ <= 0) return -1;
-    ::kill(daemon_, SIGTERM);
-    int status = 0;
-    for (int i = 0; i < 1000 && ::waitpid(daemon_, &status, WNOHANG) == 0; ++i)
-      std::this_thread::sleep_for(10ms);
-    if (::waitpid(daemon_, &status, WNOHANG) == 0) {
-      ::kill(daemon_, SIGKILL);
-      ::waitpid(daemon_, &status, 0);
-      daemon_ = -1;
-      ADD_FAILURE() << "the daemon did not end within 10 s of SIGTERM";
-      return -1;
-    }
-    daemon_ = -1;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    if (!daemon_) return -1;
+    const int status = daemon_->stop();
+    const bool killed = daemon_->killed();
+    daemon_.reset();
+    if (!killed) return status;
+    ADD_FAILURE() << "the daemon did not end within 10 s of SIGTERM";
+    return -1;
   }
 
-  bool daemonAlive() const { return daemon_ > 0 && ::kill(daemon_, 0) == 0; }
+  bool daemonAlive() const { return daemon_ && daemon_->alive(); }
 
   CommandResult exec(const std::vector<std::string>& command, std::vector<std::string> flags = {},
                      std::chrono::seconds timeout = 60s) {
@@ -182,7 +150,7 @@ class Serve : public testing::Test {
   }
 
   std::string dir_, ws_, socket_, audit_;
-  pid_t daemon_ = -1;
+  std::optional<ServeDaemon> daemon_;
   int runs_ = 0;
 };
 
@@ -527,7 +495,7 @@ TEST_F(Serve, SighupReloadsThePolicyForLaterCommands) {
 
   writeFile(policy, R"({"version": 1, "filesystem": {"denyWrite": [
     {"path": "notes.txt", "id": "no-notes", "reason": "reloaded"}]}})");
-  ::kill(daemon_, SIGHUP);
+  ::kill(daemon_->pid(), SIGHUP);
   for (int i = 0; i < 500 && !contains(slurp(dir_ + "/serve.log"), "policy reloaded"); ++i)
     std::this_thread::sleep_for(10ms);
   auto denied = exec({"sh", "-c", "echo 2 > notes.txt"});
@@ -535,7 +503,7 @@ TEST_F(Serve, SighupReloadsThePolicyForLaterCommands) {
   EXPECT_TRUE(contains(denied.err, "rule no-notes: reloaded")) << denied.describe();
 
   writeFile(policy, "{ not a policy");
-  ::kill(daemon_, SIGHUP);
+  ::kill(daemon_->pid(), SIGHUP);
   for (int i = 0; i < 500 && !contains(slurp(dir_ + "/serve.log"), "reload refused"); ++i)
     std::this_thread::sleep_for(10ms);
   auto still = exec({"sh", "-c", "echo 3 > notes.txt"});
