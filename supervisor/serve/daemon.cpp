@@ -42,12 +42,6 @@ constexpr size_t kMaxPendingConnections = 64;
 
 void say(const std::string& line) { std::fprintf(stderr, "supervise serve: %s\n", line.c_str()); }
 
-std::string hostName() {
-  char buf[256] = {};
-  ::gethostname(buf, sizeof buf - 1);
-  return buf;
-}
-
 // ---- the socket ----
 
 // The socket's directory: created 0700 if missing; an existing one must be
@@ -132,7 +126,8 @@ class Daemon {
   void onTimer(Connection& c);
 
  private:
-  Status setUp();
+  // 0, or the exit status to stop with (what went wrong already said).
+  int setUp();
   void accept();
   void refuse(Connection& c, int status, const std::string& message);
   void refuseClient(Connection& c, const std::string& rule, const std::string& reason);
@@ -164,22 +159,30 @@ class Daemon {
   sigset_t old_mask_{};
 };
 
-Status Daemon::setUp() {
+int Daemon::setUp() {
+  auto fail = [](const Error& e, int code) {
+    say(e.message());
+    return code;
+  };
   // fds 0-2 open (/dev/null where closed): a client's fds received into
   // them would be clobbered by the runner's dup2 onto its stdio.
   for (int fd = 0; fd < 3; ++fd)
     if (::fcntl(fd, F_GETFD) < 0 && ::open("/dev/null", O_RDWR) < 0)
-      return errnoError("open /dev/null");
+      return fail(errnoError("open /dev/null"), kExitSupervisorError);
   auto loaded = options_.load_policy();
-  if (!loaded) return Error{0, loaded.error().message()};
+  if (!loaded) return fail(loaded.error(), kExitPolicyError);
   policy_ = *loaded;
   policy_sha256_ = policyDigest(*policy_);
   allowed_ = options_.allowed_uids.empty() ? std::vector<uid_t>{::getuid()} : options_.allowed_uids;
-  if (auto st = prepareSocketDir(options_.socket_path); !st) return st;
+  if (auto st = prepareSocketDir(options_.socket_path); !st)
+    return fail(st.error(), kExitSupervisorError);
   auto fd = listenOn(options_.socket_path);
-  if (!fd) return fd.error();
+  if (!fd) return fail(fd.error(), kExitSupervisorError);
   listener_ = std::move(*fd);
-  return {};
+  // The daemon's own trail: same sinks as its commands, its own session id.
+  if (auto st = openSessionAudit(audit_, options_.session, *policy_, newSessionId()); !st)
+    return fail(Error{0, "audit: " + st.error().message()}, kExitSupervisorError);
+  return 0;
 }
 
 // Writes `body` as one frame; a client that stopped reading loses it (the
@@ -557,31 +560,7 @@ void Daemon::onSignal() {
 }
 
 int Daemon::run() {
-  if (auto st = setUp(); !st) {
-    say(st.error().message());
-    return st.error().code == 0 && st.error().context.find("policy") != std::string::npos
-               ? kExitPolicyError
-               : kExitSupervisorError;
-  }
-  // The daemon's own trail: same sinks as its commands, its own session id.
-  SessionInfo info;
-  info.session_id = newSessionId();
-  info.host = hostName();
-  info.policy_name = policy_->name;
-  info.policy_sha256 = policy_sha256_;
-  info.agent_version = SV_VERSION;
-  info.boot_id = readBootId();
-  info.redact = Redactor(policy_->audit.redact);
-  AuditLogOptions audit_options;
-  audit_options.format = policy_->audit.format;
-  audit_.emplace(info, audit_options);
-  AuditSinkConfig sinks;
-  sinks.paths = options_.session.audit_files;
-  sinks.policy_sinks = policy_->audit.sinks;
-  if (auto st = audit_->open(sinks); !st) {
-    say("audit: " + st.error().message());
-    return kExitSupervisorError;
-  }
+  if (const int code = setUp()) return code;
   audit_->emit(sessionStartEvent(options_.argv, effectivePolicyJson(*policy_), {"serve"}));
 
   sigset_t handled;

@@ -529,29 +529,7 @@ StepResult failClosed(SessionState& s) {
 }
 
 StepResult openAudit(SessionState& s) {
-  SessionInfo info;
-  info.session_id = s.session_id;
-  info.host = hostName();
-  info.policy_name = s.policy.name;
-  info.policy_sha256 = policyDigest(s.policy);
-  info.agent_version = SV_VERSION;
-  info.boot_id = readBootId();
-  info.redact = Redactor(s.policy.audit.redact);  // audit.redact: in every event and format
-  if (s.options.daemon) {
-    info.command_id = s.options.daemon->command_id;
-    info.client_pid = s.options.daemon->client_pid;
-    info.client_uid = s.options.daemon->client_uid;
-  }
-  AuditLogOptions audit_options;
-  audit_options.format = s.policy.audit.format;  // audit.format / -o audit.format=ocsf|ecs
-  audit_options.chain = s.policy.audit.chain;    // audit.chain: file sinks hash-chain their lines
-  s.audit.emplace(info, audit_options);
-  AuditSinkConfig sinks;
-  sinks.paths = s.options.audit_files;
-  sinks.fds = s.options.audit_fds;
-  sinks.to_stdout = s.options.audit_stdout;
-  sinks.policy_sinks = s.policy.audit.sinks;  // audit.sinks, --audit-syslog
-  if (auto st = s.audit->open(sinks); !st) {
+  if (auto st = openSessionAudit(s.audit, s.options, s.policy, s.session_id); !st) {
     say("audit: " + st.error().message());
     return kExitSupervisorError;
   }
@@ -817,6 +795,33 @@ int superviseUntilExit(SessionState& s) {
 }
 
 }  // namespace
+
+Status openSessionAudit(std::optional<AuditLog>& audit, const SessionOptions& options,
+                        const policy::Policy& policy, std::string session_id) {
+  SessionInfo info;
+  info.session_id = std::move(session_id);
+  info.host = hostName();
+  info.policy_name = policy.name;
+  info.policy_sha256 = policyDigest(policy);
+  info.agent_version = SV_VERSION;
+  info.boot_id = readBootId();
+  info.redact = Redactor(policy.audit.redact);  // audit.redact: in every event and format
+  if (options.daemon) {
+    info.command_id = options.daemon->command_id;
+    info.client_pid = options.daemon->client_pid;
+    info.client_uid = options.daemon->client_uid;
+  }
+  AuditLogOptions audit_options;
+  audit_options.format = policy.audit.format;  // audit.format / -o audit.format=ocsf|ecs
+  audit_options.chain = policy.audit.chain;    // audit.chain: file sinks hash-chain their lines
+  audit.emplace(info, audit_options);
+  AuditSinkConfig sinks;
+  sinks.paths = options.audit_files;
+  sinks.fds = options.audit_fds;
+  sinks.to_stdout = options.audit_stdout;
+  sinks.policy_sinks = policy.audit.sinks;  // audit.sinks, --audit-syslog
+  return audit->open(sinks);
+}
 
 int runSession(const SessionOptions& options) {
   SessionState s(options);

@@ -15,7 +15,9 @@
 #include <string>
 #include <vector>
 
+#include "common/result.h"
 #include "policy/model.h"
+#include "supervisor/audit/audit_log.h"
 
 namespace sv::supervisor {
 
@@ -57,5 +59,12 @@ inline constexpr int kExitNotFound = 127;
 
 // Runs the command under the policy; returns the exit status to exit with.
 int runSession(const SessionOptions& options);
+
+// The audit log of a session under `policy` (the exec daemon's own trail
+// too): every event's session fields (ids, host, policy digest, the client
+// of a daemon's command, redaction), the policy's format and chain, the
+// sinks of `options` and of the policy, opened.
+Status openSessionAudit(std::optional<AuditLog>& audit, const SessionOptions& options,
+                        const policy::Policy& policy, std::string session_id);
 
 }  // namespace sv::supervisor
