@@ -36,6 +36,11 @@ void registerServe(CLI::App& app, CommandContext& ctx) {
                   "commands running at once per client uid")
       ->check(CLI::Range(1, 60))
       ->capture_default_str();
+  sub->add_option("--ready-sessions", args->daemon.ready_sessions,
+                  "sessions set up ahead of the requests, so a command starts without waiting "
+                  "for its set-up (0: none; docs/serve.md, \"Ready sessions\")")
+      ->check(CLI::Range(0, 4))  // each holds a BPF slot too: with 60 commands, 64 in all
+      ->capture_default_str();
   sub->footer(
       "Examples:\n  supervise serve --audit-file /var/log/supervise/audit.jsonl &\n"
       "  supervise exec -- bash -c 'make test'\n  kill -HUP <pid>   # reload the policy");

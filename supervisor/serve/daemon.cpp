@@ -27,6 +27,7 @@
 #include "supervisor/proc/process_info.h"
 #include "supervisor/serve/peer.h"
 #include "supervisor/serve/protocol.h"
+#include "supervisor/serve/runner.h"
 #include "supervisor/serve/wire.h"
 
 extern char** environ;
@@ -39,6 +40,16 @@ namespace {
 constexpr uint64_t kRequestDeadlineMs = 10'000;
 // Connections still sending their request, at most.
 constexpr size_t kMaxPendingConnections = 64;
+// A ready session is replaced after this long unused: what it was prepared
+// on (the host's features, resolv.conf, the inodes of its Landlock rules)
+// is checked or stays put, but not for ever.
+constexpr uint64_t kReadyMaxAgeMs = 60'000;
+// Ready runners that die unused in a row before the daemon stops making
+// them (and says why): each command then sets its session up itself.
+constexpr int kReadyFailuresToGiveUp = 3;
+// After a ready session was taken, the next one is set up this much later
+// (or when the command ends, if sooner).
+constexpr uint64_t kRefillDelayMs = 50;
 
 void say(const std::string& line) { std::fprintf(stderr, "supervise serve: %s\n", line.c_str()); }
 
@@ -108,12 +119,24 @@ struct Connection {
   pid_t runner = -1;
   UniqueFd runner_pidfd;
   uv_poll_t runner_poll{};
-  UniqueFd abort;  // the runner's abort pipe (session.h, FromDaemon::abort_fd)
+  UniqueFd control;  // the runner's control channel (runner.h)
+  uv_poll_t control_poll{};
+  bool aborted = false;  // the abort byte went
+  bool replied = false;  // the client has its exit status
   std::string command_id;
   uint64_t timeout_ms = 0;
   bool timed_out = false;
   bool client_gone = false;
   bool running() const { return runner > 0; }
+};
+
+// A runner preparing a session for the next request (runner.h).
+struct ReadyRunner {
+  Daemon* daemon = nullptr;
+  RunnerProcess process;
+  uint64_t born_ms = 0;
+  bool retired = false;  // told to go (EOF): its end is expected
+  uv_poll_t exit_poll{};
 };
 
 class Daemon {
@@ -123,7 +146,13 @@ class Daemon {
 
   void onReadable(Connection& c);
   void onRunnerExit(Connection& c);
+  void onRunnerEnd(Connection& c);
   void onTimer(Connection& c);
+  void onReadyExit(ReadyRunner& r);
+  void onReadyTimer() {
+    retireReady(false);
+    refillReady();
+  }
 
  private:
   // 0, or the exit status to stop with (what went wrong already said).
@@ -134,6 +163,11 @@ class Daemon {
   void onRequest(Connection& c, ExecRequest request);
   Status spawn(Connection& c, const ExecRequest& request);
   void abortCommand(Connection& c, char why);
+  void reply(Connection& c, int status, int signal);
+  SessionOptions sessionTemplate() const;
+  void refillReady();
+  std::optional<RunnerProcess> takeReady();
+  void retireReady(bool all);
   void close(Connection& c);
   void onSignal();
   void reload();
@@ -153,6 +187,9 @@ class Daemon {
   std::optional<AuditLog> audit_;
   uv_timer_t audit_timer_{};
   std::list<Connection> connections_;
+  std::list<ReadyRunner> ready_;
+  uv_timer_t ready_timer_{};
+  int ready_failures_ = 0;  // in a row
   std::vector<uid_t> allowed_;
   uint64_t commands_started_ = 0;
   bool draining_ = false;
@@ -357,101 +394,155 @@ void Daemon::onRequest(Connection& c, ExecRequest request) {
   }, c.timeout_ms, 0);
 }
 
-// The environment of the command: the daemon's, with what the client
-// forwarded on top (the policy's environment rules then apply as always).
-std::vector<std::string> environmentFor(const ExecRequest& request) {
-  std::map<std::string, std::string> env;
-  for (char** e = environ; e && *e; ++e) {
-    std::string_view kv = *e;
-    const size_t eq = kv.find('=');
-    if (eq != std::string_view::npos) env[std::string(kv.substr(0, eq))] = kv.substr(eq + 1);
-  }
-  for (const auto& [name, value] : request.env) env[name] = value;
-  env.erase("SUPERVISE_SOCKET");  // the command has no business with the daemon
-  std::vector<std::string> out;
-  for (const auto& [name, value] : env) out.push_back(name + "=" + value);
-  return out;
+// Each command's session: the daemon's template under the policy in effect.
+SessionOptions Daemon::sessionTemplate() const {
+  SessionOptions session = options_.session;
+  session.policy = policy_;
+  return session;
 }
 
-// The session runner, in the forked child: it becomes the command's
-// supervisor exactly as `supervise --` would be, with the client's stdio,
-// cwd and environment. Never returns.
-[[noreturn]] void runCommand(const SessionOptions& session, const ExecRequest& request,
-                             std::vector<UniqueFd>& stdio, int abort_fd,
-                             const sigset_t& forwarded) {
-  ::setsid();  // no share in the daemon's process group or terminal
-  for (int i = 0; i < 3; ++i)
-    if (::dup2(stdio[size_t(i)].get(), i) < 0) _exit(kExitSupervisorError);
-  // Nothing of the daemon's (the listener, other clients' sockets, its audit
-  // files) stays open in the runner: only stdio and the abort pipe.
-  // Close-on-exec, so the command never holds it (pipe2 made it so; dup3 too).
-  if (abort_fd != 3 && ::dup3(abort_fd, 3, O_CLOEXEC) != 3) _exit(kExitSupervisorError);
-  ::syscall(SYS_close_range, 4u, ~0u, 0u);
-  ::signal(SIGPIPE, SIG_DFL);
-  ::sigprocmask(SIG_SETMASK, &forwarded, nullptr);  // the session relays these
-  if (::chdir(request.cwd.c_str()) != 0) {
-    std::fprintf(stderr, "supervise exec: --cwd %s: %s\n", request.cwd.c_str(),
-                 std::strerror(errno));
-    _exit(kExitPolicyError);
+uint64_t nowMs(uv_loop_t* loop) { return uv_now(loop); }
+
+// Keeps options_.ready_sessions runners preparing ahead of the requests.
+void Daemon::refillReady() {
+  auto waiting = [this] {
+    return size_t(std::count_if(ready_.begin(), ready_.end(),
+                                [](const ReadyRunner& r) { return !r.retired; }));
+  };
+  while (!draining_ && ready_failures_ < kReadyFailuresToGiveUp &&
+         waiting() < options_.ready_sessions) {
+    audit_->flush();  // nothing of the daemon's queue is written twice by a child
+    auto forked = forkReadyRunner(sessionTemplate());
+    if (!forked) {
+      say("ready sessions: " + forked.error().message());
+      ready_failures_ = kReadyFailuresToGiveUp;
+      return;
+    }
+    ReadyRunner& r = ready_.emplace_back();
+    r.daemon = this;
+    r.process = std::move(*forked);
+    r.born_ms = nowMs(&loop_);
+    uv_poll_init(&loop_, &r.exit_poll, r.process.pidfd.get());
+    r.exit_poll.data = &r;
+    uv_poll_start(&r.exit_poll, UV_READABLE, [](uv_poll_t* h, int, int) {
+      auto* runner = static_cast<ReadyRunner*>(h->data);
+      runner->daemon->onReadyExit(*runner);
+    });
   }
-  ::umask(static_cast<mode_t>(request.umask & 0777));
-  std::vector<std::string> env = environmentFor(request);
-  ::clearenv();
-  for (auto& kv : env) ::putenv(kv.data());  // `env` lives until _exit
-  SessionOptions options = session;
-  options.command = request.argv;
-  options.daemon->abort_fd = 3;
-  const int code = runSession(options);
-  std::fflush(nullptr);
-  _exit(code);
+}
+
+// A ready runner ended before any request: retired (expected), or it died.
+void Daemon::onReadyExit(ReadyRunner& r) {
+  siginfo_t info{};
+  if (::waitid(P_PIDFD, static_cast<id_t>(r.process.pidfd.get()), &info, WEXITED | WNOHANG) != 0 ||
+      info.si_pid == 0)
+    return;
+  uv_poll_stop(&r.exit_poll);
+  if (!r.retired && ++ready_failures_ >= kReadyFailuresToGiveUp)
+    say("ready sessions: " + std::to_string(kReadyFailuresToGiveUp) +
+        " runners ended before their command (the last: " +
+        (info.si_code == CLD_EXITED ? "exit " + std::to_string(info.si_status)
+                                    : "signal " + std::to_string(info.si_status)) +
+        "); each command sets its session up itself from now on");
+  uv_close(reinterpret_cast<uv_handle_t*>(&r.exit_poll), [](uv_handle_t* h) {
+    auto* runner = static_cast<ReadyRunner*>(h->data);
+    Daemon* d = runner->daemon;
+    d->ready_.remove_if([runner](const ReadyRunner& x) { return &x == runner; });
+    d->refillReady();
+    d->maybeFinish();
+  });
+}
+
+// The oldest ready runner, out of the pool (its exit no longer watched
+// there: the connection watches it from now on).
+std::optional<RunnerProcess> Daemon::takeReady() {
+  for (auto& r : ready_) {
+    if (r.retired || !uv_is_active(reinterpret_cast<uv_handle_t*>(&r.exit_poll))) continue;
+    uv_poll_stop(&r.exit_poll);
+    RunnerProcess taken = std::move(r.process);
+    r.retired = true;
+    uv_close(reinterpret_cast<uv_handle_t*>(&r.exit_poll), [](uv_handle_t* h) {
+      auto* runner = static_cast<ReadyRunner*>(h->data);
+      runner->daemon->ready_.remove_if([runner](const ReadyRunner& x) { return &x == runner; });
+    });
+    return taken;
+  }
+  return std::nullopt;
+}
+
+// Tells ready runners to go (EOF on their control channel): all of them
+// (a reload, a drain), or those prepared too long ago.
+void Daemon::retireReady(bool all) {
+  for (auto& r : ready_) {
+    if (r.retired || !r.process.control) continue;
+    if (!all && nowMs(&loop_) - r.born_ms < kReadyMaxAgeMs) continue;
+    r.retired = true;
+    r.process.control.reset();
+  }
 }
 
 Status Daemon::spawn(Connection& c, const ExecRequest& request) {
-  int pipe_fds[2];
-  if (::pipe2(pipe_fds, O_CLOEXEC) != 0) return errnoError("pipe2");
-  UniqueFd abort_read(pipe_fds[0]), abort_write(pipe_fds[1]);
-  SessionOptions session = options_.session;
-  session.policy = policy_;
   c.command_id = audit_->session().session_id + "-" + std::to_string(++commands_started_);
-  session.daemon = SessionOptions::FromDaemon{.command_id = c.command_id,
-                                              .client_pid = c.peer.pid,
-                                              .client_uid = c.peer.uid,
-                                              .profile = request.profile};
-  sigset_t forwarded;
-  sigemptyset(&forwarded);
-  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) sigaddset(&forwarded, sig);
-  audit_->flush();  // nothing of the daemon's queue is written twice by a child
-  const pid_t pid = ::fork();
-  if (pid < 0) return errnoError("fork");
-  if (pid == 0) runCommand(session, request, c.stdio, abort_read.get(), forwarded);
-  c.runner = pid;
-  c.runner_pidfd = UniqueFd(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
-  c.abort = std::move(abort_write);
-  c.stdio.clear();  // the runner has them; the client sees EOF when the command is done
-  if (!c.runner_pidfd) {  // cannot happen for our own unreaped child; never run it unwatched
-    ::kill(pid, SIGKILL);
-    ::waitpid(pid, nullptr, 0);
-    c.runner = -1;
-    return errnoError("pidfd_open");
+  std::optional<RunnerProcess> runner;
+  // A ready session when there is one; one that cannot take the hand-off
+  // (gone, or stuck) is killed and the command gets a fresh one.
+  while (!runner) {
+    auto ready = takeReady();
+    if (!ready) break;
+    const HandOff handoff{.request = request,
+                          .command_id = c.command_id,
+                          .client_pid = c.peer.pid,
+                          .client_uid = c.peer.uid};
+    if (auto st = handOff(*ready, handoff, c.stdio); st.ok()) {
+      runner = std::move(*ready);
+    } else {
+      say("ready session runner " + std::to_string(ready->pid) + ": " + st.error().message());
+      ::kill(ready->pid, SIGKILL);
+      ::waitpid(ready->pid, nullptr, 0);
+    }
   }
+  if (!runner) {
+    SessionOptions session = sessionTemplate();
+    session.daemon = SessionOptions::FromDaemon{.command_id = c.command_id,
+                                                .client_pid = c.peer.pid,
+                                                .client_uid = c.peer.uid,
+                                                .profile = request.profile};
+    audit_->flush();  // nothing of the daemon's queue is written twice by a child
+    auto forked = forkRunner(session, request, c.stdio);
+    if (!forked) return forked.error();
+    runner = std::move(*forked);
+  }
+  c.runner = runner->pid;
+  c.runner_pidfd = std::move(runner->pidfd);
+  c.control = std::move(runner->control);
+  c.stdio.clear();  // the runner has them; the client sees EOF when the command is done
   uv_poll_init(&loop_, &c.runner_poll, c.runner_pidfd.get());
-  c.runner_poll.data = &c;
-  ++c.open_handles;
+  uv_poll_init(&loop_, &c.control_poll, c.control.get());
+  c.runner_poll.data = c.control_poll.data = &c;
+  c.open_handles += 2;
   uv_poll_start(&c.runner_poll, UV_READABLE, [](uv_poll_t* h, int, int) {
     auto* conn = static_cast<Connection*>(h->data);
     conn->daemon->onRunnerExit(*conn);
+  });
+  uv_poll_start(&c.control_poll, UV_READABLE | UV_DISCONNECT, [](uv_poll_t* h, int, int) {
+    auto* conn = static_cast<Connection*>(h->data);
+    conn->daemon->onRunnerEnd(*conn);
   });
   Reply started;
   started.type = "started";
   started.command_id = c.command_id;
   sendFrame(c.fd.get(), encodeReply(started));
+  // The next ready session is set up once this command is under way (or
+  // has ended, onRunnerEnd): its set-up must not compete with this start.
+  uv_timer_start(&ready_timer_, [](uv_timer_t* t) { static_cast<Daemon*>(t->data)->onReadyTimer(); },
+                 kRefillDelayMs, kReadyMaxAgeMs / 4);
   return {};
 }
 
 void Daemon::abortCommand(Connection& c, char why) {
-  if (!c.abort) return;
-  (void)!::write(c.abort.get(), &why, 1);
-  c.abort.reset();
+  if (!c.control || c.aborted) return;
+  c.aborted = true;
+  (void)!::send(c.control.get(), &why, 1, MSG_NOSIGNAL | MSG_DONTWAIT);
 }
 
 void Daemon::onTimer(Connection& c) {
@@ -461,27 +552,48 @@ void Daemon::onTimer(Connection& c) {
   abortCommand(c, kAbortTimeout);
 }
 
+// The exit status to the client, once.
+void Daemon::reply(Connection& c, int status, int signal) {
+  if (c.replied) return;
+  c.replied = true;
+  Reply r;
+  r.type = "exit";
+  r.timed_out = c.timed_out;
+  r.status = status;
+  r.signal = signal;
+  if (!c.client_gone) sendFrame(c.fd.get(), encodeReply(r));
+}
+
+// The runner's byte: the session ended with this status (and its trail has
+// its end); its tear-down goes on without the client.
+void Daemon::onRunnerEnd(Connection& c) {
+  unsigned char byte = 0;
+  const ssize_t n = ::recv(c.control.get(), &byte, 1, MSG_DONTWAIT);
+  if (n < 0 && (errno == EAGAIN || errno == EINTR)) return;
+  uv_poll_stop(&c.control_poll);
+  if (n != 1) return;  // the runner is gone without a word: its exit says how
+  const int status = byte;
+  reply(c, status, status > 128 && status < 128 + 65 ? status - 128 : 0);
+  refillReady();
+}
+
 void Daemon::onRunnerExit(Connection& c) {
   siginfo_t info{};
   if (::waitid(P_PIDFD, static_cast<id_t>(c.runner_pidfd.get()), &info, WEXITED | WNOHANG) != 0 ||
       info.si_pid == 0)
     return;
   uv_poll_stop(&c.runner_poll);
-  Reply r;
-  r.type = "exit";
-  r.timed_out = c.timed_out;
   if (info.si_code == CLD_EXITED) {
-    r.status = info.si_status;
-    if (r.status > 128 && r.status < 128 + 65) r.signal = r.status - 128;
+    reply(c, info.si_status,
+          info.si_status > 128 && info.si_status < 128 + 65 ? info.si_status - 128 : 0);
   } else {
     // The runner itself died: its watchdog killed the tree; say so.
-    r.status = kExitSupervisorError;
-    r.signal = info.si_status;
-    say("command " + c.command_id + ": its session runner died of signal " +
-        std::to_string(info.si_status));
+    if (!c.replied)
+      say("command " + c.command_id + ": its session runner died of signal " +
+          std::to_string(info.si_status));
+    reply(c, kExitSupervisorError, info.si_status);
   }
   c.runner = -1;
-  if (!c.client_gone) sendFrame(c.fd.get(), encodeReply(r));
   close(c);
 }
 
@@ -506,7 +618,10 @@ void Daemon::close(Connection& c) {
   };
   uv_close(reinterpret_cast<uv_handle_t*>(&c.poll), closed);
   uv_close(reinterpret_cast<uv_handle_t*>(&c.timer), closed);
-  if (c.runner_pidfd) uv_close(reinterpret_cast<uv_handle_t*>(&c.runner_poll), closed);
+  if (c.runner_pidfd) {
+    uv_close(reinterpret_cast<uv_handle_t*>(&c.runner_poll), closed);
+    uv_close(reinterpret_cast<uv_handle_t*>(&c.control_poll), closed);
+  }
   c.fd.reset();
 }
 
@@ -521,6 +636,10 @@ void Daemon::reload() {
   audit_->setPolicy(policy_->name, policy_sha256_);
   audit_->emit(policyReloadEvent(effectivePolicyJson(*policy_), policy_sha256_));
   say("policy reloaded (sha256 " + policy_sha256_.substr(0, 12) + "…): commands from now on");
+  // Ready sessions were prepared under the old policy.
+  ready_failures_ = 0;
+  retireReady(true);
+  refillReady();
 }
 
 void Daemon::drain() {
@@ -532,6 +651,8 @@ void Daemon::drain() {
     ::unlink(options_.socket_path.c_str());
     listener_.reset();
   }
+  retireReady(true);
+  uv_close(reinterpret_cast<uv_handle_t*>(&ready_timer_), nullptr);
   std::vector<Connection*> all;
   for (auto& c : connections_) all.push_back(&c);
   for (Connection* c : all) {
@@ -544,7 +665,7 @@ void Daemon::drain() {
 }
 
 void Daemon::maybeFinish() {
-  if (draining_ && connections_.empty()) uv_stop(&loop_);
+  if (draining_ && connections_.empty() && ready_.empty()) uv_stop(&loop_);
 }
 
 void Daemon::onSignal() {
@@ -585,6 +706,11 @@ int Daemon::run() {
   uv_timer_start(&audit_timer_, [](uv_timer_t* t) {
     static_cast<Daemon*>(t->data)->audit_->flush();
   }, 50, 50);
+  uv_timer_init(&loop_, &ready_timer_);
+  ready_timer_.data = this;
+  uv_timer_start(&ready_timer_, [](uv_timer_t* t) { static_cast<Daemon*>(t->data)->onReadyTimer(); },
+                 kReadyMaxAgeMs / 4, kReadyMaxAgeMs / 4);
+  refillReady();
   say("listening on " + options_.socket_path + " (policy " + policy_->name + ", sha256 " +
       policy_sha256_.substr(0, 12) + "…)");
 

@@ -1,11 +1,12 @@
 // ExecDaemon: `supervise serve` (docs/serve.md).
 //
 // One long-lived process that loaded and compiled the policy once and runs
-// every command sent to its unix socket in a session of its own: the daemon
-// forks a session runner per command, which calls runSession() with the
-// request's argv, cwd, environment and stdio — its own cgroup, Landlock
-// domain, seccomp listener and audit session, every event carrying the
-// command_id and the client's pid and uid. The daemon itself only accepts,
+// every command sent to its unix socket in a session of its own: a session
+// runner per command (runner.h) — one set up ahead of the request where a
+// ready one fits, else forked for it — with the request's argv, cwd,
+// environment and stdio: its own cgroup, Landlock domain, seccomp listener
+// and audit session, every event carrying the command_id and the client's
+// pid and uid. The daemon itself only accepts,
 // checks who connects, reads requests, forwards signals and reports each
 // command's exit status; a crashed command, runner or client never takes it
 // down.
@@ -37,6 +38,9 @@ struct DaemonOptions {
   std::vector<uid_t> allowed_uids;  // empty: the daemon's own uid only
   size_t max_commands = 32;         // at once, all clients together
   size_t max_per_client = 8;        // at once, per client uid
+  // Sessions set up ahead of the requests (runner.h, docs/serve.md "Ready
+  // sessions"); 0: each command sets its own up when it comes.
+  size_t ready_sessions = 1;
   // Loads the effective policy: at start and on each SIGHUP. Diagnostics go
   // to stderr; an error keeps the policy in effect.
   std::function<Result<std::shared_ptr<const policy::Policy>>()> load_policy;

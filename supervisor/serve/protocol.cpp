@@ -211,6 +211,46 @@ Result<Reply> decodeReply(std::string_view body) {
   });
 }
 
+std::string encodeHandOff(const HandOff& handoff) {
+  json j = {{"type", "handoff"},
+            {"command_id", handoff.command_id},
+            {"client_pid", handoff.client_pid},
+            {"client_uid", handoff.client_uid},
+            {"request", json::parse(encodeRequest(handoff.request))}};
+  return j.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+Result<HandOff> decodeHandOff(std::string_view body) {
+  return guarded<HandOff>("malformed hand-off", [&]() -> Result<HandOff> {
+    json j = json::parse(body);
+    if (!j.is_object()) return bad("a hand-off must be a JSON object");
+    if (auto st = onlyKnownKeys(j, {"type", "command_id", "client_pid", "client_uid", "request"});
+        !st)
+      return st.error();
+    auto type = stringField(j, "type", true);
+    if (!type) return type.error();
+    if (*type != "handoff") return bad("not a hand-off: \"" + *type + "\"");
+    HandOff h;
+    auto id = stringField(j, "command_id", true);
+    auto pid = intField(j, "client_pid", -1, INT32_MAX, std::nullopt);
+    auto uid = intField(j, "client_uid", -1, UINT32_MAX, std::nullopt);
+    if (!id) return id.error();
+    if (!pid) return pid.error();
+    if (!uid) return uid.error();
+    h.command_id = std::move(*id);
+    h.client_pid = int(*pid);
+    h.client_uid = *uid;
+    auto request = j.find("request");
+    if (request == j.end() || !request->is_object()) return bad("\"request\" must be an object");
+    auto type_of_request = stringField(*request, "type", true);
+    if (!type_of_request || *type_of_request != "exec") return bad("\"request\" must be an exec");
+    auto r = decodeExec(*request);
+    if (!r) return r.error();
+    h.request = std::move(*r);
+    return h;
+  });
+}
+
 Result<std::optional<std::string>> FrameReader::next() {
   if (buffer_.size() < 4) return std::optional<std::string>();
   uint32_t n = 0;

@@ -56,11 +56,21 @@ struct Reply {
   std::string message;
 };
 
+// The daemon to one of its ready session runners (runner.h): a client's
+// request, who sent it and the command's id. Never from a client.
+struct HandOff {
+  ExecRequest request;
+  std::string command_id;
+  int client_pid = -1;
+  int64_t client_uid = -1;
+};
+
 // Frames: the 4-byte length prefix and the JSON body.
 std::string frame(std::string_view body);
 std::string encodeRequest(const ExecRequest& request);
 std::string encodeSignal(int signo);
 std::string encodeReply(const Reply& reply);
+std::string encodeHandOff(const HandOff& handoff);
 
 // A decoded client frame: the request, or a signal to forward.
 struct ClientMessage {
@@ -69,6 +79,7 @@ struct ClientMessage {
 };
 Result<ClientMessage> decodeClientMessage(std::string_view body);
 Result<Reply> decodeReply(std::string_view body);
+Result<HandOff> decodeHandOff(std::string_view body);
 
 // Splits a byte stream into frame bodies. feed() appends what was read;
 // next() returns a complete body, nothing yet, or an error for a frame over

@@ -10,12 +10,15 @@
 
 #include <linux/capability.h>
 #include <signal.h>
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <optional>
@@ -52,6 +55,86 @@
 extern char** environ;
 
 namespace sv::supervisor {
+
+// Everything one session builds, in the order it is built (and torn down in
+// reverse). A step that returns early leaves the later members empty.
+struct SessionState {
+  explicit SessionState(const SessionOptions& o)
+      : options(o),
+        policy(*o.policy),
+        unsafe(policy.fallback == policy::Fallback::UnsafeHostProcess),
+        engine(o.policy) {}
+
+  bool auditOnly() const { return policy.mode == policy::Mode::Audit; }
+
+  const SessionOptions& options;
+  const policy::Policy& policy;
+  const bool unsafe;  // fallback: unsafe-host-process
+  const policy::Engine engine;
+  std::string exe;  // the command, resolved like a shell would
+
+  // probe, cgroup, backend
+  tracer::HostFeatures host;
+  policy::CompiledPolicy compiled;
+  const std::string session_id = newSessionId();
+  // The cgroup's name also names the session's v1 pids cgroup and scopes /proc.
+  const std::string cgroup_name = "supervise-" + session_id.substr(0, 12);
+  std::optional<tracer::SessionCgroup> cgroup;
+  std::string cgroup_error;
+  std::optional<tracer::PidsCgroupV1> pids_v1;
+  std::unique_ptr<LsmBackend> lsm;
+  bool ptrace = false;  // the ptrace backend: seccomp stops answered by a tracer
+  std::optional<ProcTrackerLoad> proc;
+
+  // confinement and launch
+  UniqueFd ruleset;
+  std::optional<std::vector<sock_filter>> filter;
+  std::unique_ptr<KernelDenials> kernel_denials;  // null: the kernel's denials go unrecorded
+  std::string kernel_audit_error;                 // why, then
+  std::optional<std::vector<sock_filter>> log_filter;  // the refusals, logged by the kernel
+  uint64_t keep_capabilities = 0;
+  sigset_t old_mask{};
+  UniqueFd sigfd;
+  LaunchSpec spec;
+  SessionEnvironment environment;  // what the launch did to the command's environment
+  std::optional<Launched> launched;
+  // The roots as a private mount namespace, where Landlock is missing.
+  std::optional<tracer::StagingDir> staging;
+  std::optional<tracer::MountFloorPlan> mount_floor;
+  std::string mount_floor_error;  // empty: not needed, or planned
+
+  // network
+  bool needs_net = false;
+  bool lsm_net = false;  // the BPF LSM judges connects
+  std::optional<policy::NetworkPlan> floor;
+  const std::map<std::string, policy::NetworkPlan> no_profile_plans;
+  std::optional<tracer::NetFilter> net;
+  std::optional<ProfileNetwork> profile_net;
+  std::string net_error = "unavailable (needs a session cgroup)";
+  std::unique_ptr<DnsAllow> dns;
+
+  // audit and watchdog
+  std::optional<AuditLog> audit;
+  std::optional<Watchdog> watchdog;
+
+  // supervision
+  Supervision supervision;
+  ProcessCache processes;
+  std::optional<tracer::NotifyListener> listener;
+  std::optional<ListenerAnswer> listener_answer;
+  std::optional<PtraceAnswer> ptrace_answer;
+  std::optional<NotifyHandler> handler;
+  std::unique_ptr<NotifyThread> notify_thread;  // declared after handler: stops first
+  std::unique_ptr<TraceThread> trace_thread;    // the same, under ptrace
+  std::optional<ProcessEvents> proc_events;
+  std::optional<NetEventAuditor> net_events;
+
+  const policy::NetworkPlan& baseNetwork() const { return floor ? *floor : compiled.network; }
+  const std::map<std::string, policy::NetworkPlan>& profileNetworks() const {
+    return lsm_net ? no_profile_plans : compiled.profile_network;
+  }
+};
+
 namespace {
 
 using policy::NetworkMode;
@@ -145,85 +228,6 @@ std::string hostName() {
   ::gethostname(buf, sizeof buf - 1);
   return buf;
 }
-
-// Everything one session builds, in the order it is built (and torn down in
-// reverse). A step that returns early leaves the later members empty.
-struct SessionState {
-  explicit SessionState(const SessionOptions& o)
-      : options(o),
-        policy(*o.policy),
-        unsafe(policy.fallback == policy::Fallback::UnsafeHostProcess),
-        engine(o.policy) {}
-
-  bool auditOnly() const { return policy.mode == policy::Mode::Audit; }
-
-  const SessionOptions& options;
-  const policy::Policy& policy;
-  const bool unsafe;  // fallback: unsafe-host-process
-  const policy::Engine engine;
-  std::string exe;  // the command, resolved like a shell would
-
-  // probe, cgroup, backend
-  tracer::HostFeatures host;
-  policy::CompiledPolicy compiled;
-  const std::string session_id = newSessionId();
-  // The cgroup's name also names the session's v1 pids cgroup and scopes /proc.
-  const std::string cgroup_name = "supervise-" + session_id.substr(0, 12);
-  std::optional<tracer::SessionCgroup> cgroup;
-  std::string cgroup_error;
-  std::optional<tracer::PidsCgroupV1> pids_v1;
-  std::unique_ptr<LsmBackend> lsm;
-  bool ptrace = false;  // the ptrace backend: seccomp stops answered by a tracer
-  std::optional<ProcTrackerLoad> proc;
-
-  // confinement and launch
-  UniqueFd ruleset;
-  std::optional<std::vector<sock_filter>> filter;
-  std::unique_ptr<KernelDenials> kernel_denials;  // null: the kernel's denials go unrecorded
-  std::string kernel_audit_error;                 // why, then
-  std::optional<std::vector<sock_filter>> log_filter;  // the refusals, logged by the kernel
-  uint64_t keep_capabilities = 0;
-  sigset_t old_mask{};
-  UniqueFd sigfd;
-  LaunchSpec spec;
-  SessionEnvironment environment;  // what the launch did to the command's environment
-  std::optional<Launched> launched;
-  // The roots as a private mount namespace, where Landlock is missing.
-  std::optional<tracer::StagingDir> staging;
-  std::optional<tracer::MountFloorPlan> mount_floor;
-  std::string mount_floor_error;  // empty: not needed, or planned
-
-  // network
-  bool needs_net = false;
-  bool lsm_net = false;  // the BPF LSM judges connects
-  std::optional<policy::NetworkPlan> floor;
-  const std::map<std::string, policy::NetworkPlan> no_profile_plans;
-  std::optional<tracer::NetFilter> net;
-  std::optional<ProfileNetwork> profile_net;
-  std::string net_error = "unavailable (needs a session cgroup)";
-  std::unique_ptr<DnsAllow> dns;
-
-  // audit and watchdog
-  std::optional<AuditLog> audit;
-  std::optional<Watchdog> watchdog;
-
-  // supervision
-  Supervision supervision;
-  ProcessCache processes;
-  std::optional<tracer::NotifyListener> listener;
-  std::optional<ListenerAnswer> listener_answer;
-  std::optional<PtraceAnswer> ptrace_answer;
-  std::optional<NotifyHandler> handler;
-  std::unique_ptr<NotifyThread> notify_thread;  // declared after handler: stops first
-  std::unique_ptr<TraceThread> trace_thread;    // the same, under ptrace
-  std::optional<ProcessEvents> proc_events;
-  std::optional<NetEventAuditor> net_events;
-
-  const policy::NetworkPlan& baseNetwork() const { return floor ? *floor : compiled.network; }
-  const std::map<std::string, policy::NetworkPlan>& profileNetworks() const {
-    return lsm_net ? no_profile_plans : compiled.profile_network;
-  }
-};
 
 // A step returns nothing to go on, or the exit status to stop with.
 using StepResult = std::optional<int>;
@@ -823,16 +827,125 @@ Status openSessionAudit(std::optional<AuditLog>& audit, const SessionOptions& op
   return audit->open(sinks);
 }
 
+namespace {
+
+struct Step {
+  const char* name;
+  StepResult (*run)(SessionState&);
+};
+
+// Runs `steps` in order: nothing to go on, or the exit status of the first
+// that stops. SUPERVISE_TIME_SETUP=1 prints each step's wall time on stderr
+// (what a session's start costs: docs/performance.md).
+StepResult runSteps(SessionState& s, std::initializer_list<Step> steps) {
+  static const bool timed = std::getenv("SUPERVISE_TIME_SETUP") != nullptr;
+  for (const Step& step : steps) {
+    const auto began = std::chrono::steady_clock::now();
+    const StepResult exit = step.run(s);
+    if (timed)
+      std::fprintf(stderr, "supervise: set-up %-21s %6lld us\n", step.name,
+                   static_cast<long long>(std::chrono::duration_cast<std::chrono::microseconds>(
+                                              std::chrono::steady_clock::now() - began)
+                                              .count()));
+    if (exit) return exit;
+  }
+  return kNext;
+}
+
+#define SV_STEP(f) Step{#f, f}
+
+// The exit status is known and the trail has its end: the exec daemon's
+// client may have it before the session's tear-down (session.h, FromDaemon::ended).
+int reportEnd(SessionState& s, int code) {
+  if (s.options.daemon && s.options.daemon->ended) s.options.daemon->ended(code);
+  return code;
+}
+
+}  // namespace
+
 int runSession(const SessionOptions& options) {
   SessionState s(options);
-  for (StepResult (*step)(SessionState&) :
-       {findCommand, probeHost, createCgroup, chooseBackend, prepareConfinement,
-        startKernelDenials, launchCommand,
-        loadNetworkFilter, startDnsProxy, failClosed, openAudit, startWatchdog,
-        finishProcessTracking, emitSessionStart, awaitChildSetUp, startNotify, hookEventSources,
-        enterStartProfile, letCommandGo})
-    if (StepResult exit = step(s)) return *exit;
-  return superviseUntilExit(s);
+  if (StepResult exit = runSteps(
+          s, {SV_STEP(findCommand), SV_STEP(probeHost), SV_STEP(createCgroup),
+              SV_STEP(chooseBackend), SV_STEP(prepareConfinement), SV_STEP(startKernelDenials),
+              SV_STEP(launchCommand), SV_STEP(loadNetworkFilter), SV_STEP(startDnsProxy),
+              SV_STEP(failClosed), SV_STEP(openAudit), SV_STEP(startWatchdog),
+              SV_STEP(finishProcessTracking), SV_STEP(emitSessionStart),
+              SV_STEP(awaitChildSetUp), SV_STEP(startNotify), SV_STEP(hookEventSources),
+              SV_STEP(enterStartProfile), SV_STEP(letCommandGo)}))
+    return reportEnd(s, *exit);
+  return reportEnd(s, superviseUntilExit(s));
+}
+
+// ---- ready sessions (the exec daemon) ----
+
+PreparedSession::PreparedSession(const SessionOptions& options) : options_(options) {}
+PreparedSession::~PreparedSession() = default;
+
+namespace {
+
+// Where a path stands now: its (device, inode), or none.
+std::optional<std::pair<dev_t, ino_t>> identityOf(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return std::nullopt;
+  return std::pair{st.st_dev, st.st_ino};
+}
+
+}  // namespace
+
+// What a command changes nothing in: the host's probe, the cgroup, the
+// backend, the Landlock ruleset and seccomp program, kernel audit, the
+// network filter and DNS proxy, the watchdog, process tracking. Whatever
+// these steps say on stderr is kept for the command's stderr (run()).
+void PreparedSession::prepare() {
+  state_ = std::make_unique<SessionState>(options_);
+  SessionState& s = *state_;
+  said_ = UniqueFd(::memfd_create("supervise-ready-session", MFD_CLOEXEC));
+  UniqueFd stderr_copy(::fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3));
+  if (said_ && stderr_copy) ::dup2(said_.get(), STDERR_FILENO);
+  failed_ = runSteps(s, {SV_STEP(probeHost), SV_STEP(createCgroup), SV_STEP(chooseBackend)});
+  // Landlock binds each rule to the inode its path names when the ruleset
+  // is built (next): run() checks that every path still names the same one.
+  for (const auto& rule : s.compiled.landlock.rules)
+    landlock_paths_.emplace_back(rule.path, identityOf(rule.path));
+  if (!failed_)
+    failed_ = runSteps(s, {SV_STEP(prepareConfinement), SV_STEP(startKernelDenials),
+                           SV_STEP(loadNetworkFilter), SV_STEP(startDnsProxy),
+                           SV_STEP(startWatchdog), SV_STEP(finishProcessTracking)});
+  if (stderr_copy) ::dup2(stderr_copy.get(), STDERR_FILENO);
+}
+
+std::string PreparedSession::staleBecause() const {
+  if (!state_) return "not prepared";
+  // The mount floor's walk found the protected names that existed then, and
+  // its plan enters the daemon's cwd: only a fresh one is right.
+  if (state_->mount_floor) return "the mount floor is planned for the command's cwd";
+  for (const auto& [path, identity] : landlock_paths_)
+    if (identityOf(path) != identity) return path + " changed since it was prepared";
+  return {};
+}
+
+int PreparedSession::run() {
+  if (const std::string stale = staleBecause(); !stale.empty()) {
+    state_.reset();  // torn down: its cgroup, filters and watchdog go
+    return runSession(options_);
+  }
+  SessionState& s = *state_;
+  if (said_) {  // what the set-up said, now on the command's stderr
+    char buf[4096];
+    ssize_t n;
+    for (off_t off = 0; (n = ::pread(said_.get(), buf, sizeof buf, off)) > 0; off += n)
+      (void)!::write(STDERR_FILENO, buf, size_t(n));
+    said_.reset();
+  }
+  if (failed_) return reportEnd(s, *failed_);
+  if (StepResult exit = runSteps(
+          s, {SV_STEP(findCommand), SV_STEP(failClosed), SV_STEP(launchCommand),
+              SV_STEP(openAudit), SV_STEP(emitSessionStart), SV_STEP(awaitChildSetUp),
+              SV_STEP(startNotify), SV_STEP(hookEventSources), SV_STEP(enterStartProfile),
+              SV_STEP(letCommandGo)}))
+    return reportEnd(s, *exit);
+  return reportEnd(s, superviseUntilExit(s));
 }
 
 }  // namespace sv::supervisor

@@ -10,12 +10,16 @@
 //   command go → the libuv loop until it exits → exit status.
 #pragma once
 
+#include <sys/types.h>
+
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "common/result.h"
+#include "common/unique_fd.h"
 #include "policy/model.h"
 #include "supervisor/audit/audit_log.h"
 
@@ -43,6 +47,10 @@ struct SessionOptions {
     // The profile the command starts in ("" = the base policy); one the
     // policy has (the daemon checks).
     std::string profile;
+    // Called with the exit status once the trail has its end event, before
+    // the session's tear-down (the cgroup's removal, the BPF programs' and
+    // threads' end): the runner answers its client then.
+    std::function<void(int)> ended;
   };
   std::optional<FromDaemon> daemon;
 };
@@ -59,6 +67,40 @@ inline constexpr int kExitNotFound = 127;
 
 // Runs the command under the policy; returns the exit status to exit with.
 int runSession(const SessionOptions& options);
+
+struct SessionState;  // session.cpp
+
+// A session set up ahead of its command: the exec daemon's ready sessions
+// (docs/serve.md, "Ready sessions"). prepare() does every step that does
+// not depend on the command (probe, cgroup, backend, Landlock ruleset and
+// seccomp program, kernel audit, network filter, DNS proxy, watchdog,
+// process tracking); run() does the rest with `options` as they are then
+// (command, FromDaemon) and the process's cwd, umask and environment of
+// that moment, exactly as runSession() would have. What prepare() said on
+// stderr is replayed on the stderr run() finds; a failure of prepare() is
+// run()'s exit status. A prepared session that no longer fits the host —
+// a Landlock rule's path now names another inode (or exists, or is gone),
+// or the floor is a mount namespace planned for a cwd — is torn down and
+// run() is runSession() from scratch.
+class PreparedSession {
+ public:
+  explicit PreparedSession(const SessionOptions& options);  // must outlive it
+  ~PreparedSession();
+  PreparedSession(const PreparedSession&) = delete;
+  PreparedSession& operator=(const PreparedSession&) = delete;
+
+  void prepare();
+  int run();
+  // Why run() would start from scratch; "" when the prepared set-up fits.
+  std::string staleBecause() const;
+
+ private:
+  const SessionOptions& options_;
+  std::unique_ptr<SessionState> state_;
+  std::optional<int> failed_;
+  UniqueFd said_;  // prepare()'s stderr
+  std::vector<std::pair<std::string, std::optional<std::pair<dev_t, ino_t>>>> landlock_paths_;
+};
 
 // The audit log of a session under `policy` (the exec daemon's own trail
 // too): every event's session fields (ids, host, policy digest, the client

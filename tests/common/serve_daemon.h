@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <string>
 #include <thread>
@@ -41,6 +42,9 @@ class ServeDaemon {
     std::vector<std::string> argv = {supervise_, "serve",        "--socket",
                                      socket(),   "--audit-file", auditFile()};
     argv.insert(argv.end(), extra.begin(), extra.end());
+    // The suite's variant without ready sessions (tests/e2e/CMakeLists.txt).
+    if (const char* n = std::getenv("SUPERVISE_TEST_READY_SESSIONS"))
+      argv.insert(argv.end(), {"--ready-sessions", n});
     std::filesystem::remove(dir_ + "/serve.log");
     pid_ = ::fork();
     if (pid_ < 0) return false;

@@ -19,7 +19,10 @@
 #include <filesystem>
 #include <fstream>
 #include <optional>
+#include <cctype>
+#include <cctype>
 #include <set>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -523,6 +526,92 @@ TEST_F(Serve, SighupReloadsThePolicyForLaterCommands) {
     if (e.value("category", "") == "file" && e.value("decision", "") == "deny")
       matched = matched || e["policy"].value("sha256", "") == sha;
   EXPECT_TRUE(matched) << slurp(audit_);
+}
+
+// The processes whose parent is `pid` (the daemon's: its ready session
+// runner and the runners of its commands).
+std::vector<pid_t> childrenOf(pid_t pid) {
+  std::vector<pid_t> out;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator("/proc", ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.empty() || !std::isdigit(static_cast<unsigned char>(name[0]))) continue;
+    // "pid (comm) state ppid ...": the comm may hold spaces, not ')' last.
+    const std::string stat = slurp(entry.path().string() + "/stat");
+    const size_t close = stat.rfind(')');
+    if (close == std::string::npos) continue;
+    std::istringstream in(stat.substr(close + 1));
+    std::string state;
+    pid_t ppid = 0;
+    if (in >> state >> ppid && ppid == pid) out.push_back(std::stoi(name));
+  }
+  return out;
+}
+
+// Waits (at most 10 s) until the daemon has a ready session runner whose
+// set-up reached its watchdog (forked after the Landlock ruleset was
+// built); that runner's pid, or -1.
+pid_t awaitPreparedRunner(pid_t daemon) {
+  for (int i = 0; i < 1000; ++i) {
+    for (pid_t runner : childrenOf(daemon))
+      if (!childrenOf(runner).empty()) return runner;
+    std::this_thread::sleep_for(10ms);
+  }
+  return -1;
+}
+
+bool readySessionsOff() {
+  const char* n = std::getenv("SUPERVISE_TEST_READY_SESSIONS");
+  return n && std::string(n) == "0";
+}
+
+// Ready sessions (docs/serve.md): a session set up before its request. One
+// prepared before a writable root existed has no Landlock rule for it (a
+// missing path grants nothing): the runner must not use it, and sets a
+// fresh one up, in which the root is writable.
+TEST_F(Serve, AReadySessionPreparedBeforeARootExistedIsNotUsed) {
+  if (readySessionsOff()) GTEST_SKIP() << "ready sessions are off in this variant";
+  // Outside every root the policy grants anyway (/tmp is one).
+  const std::string later = "/srv/" + fs::path(dir_).filename().string() + "-later";
+  struct Cleanup {
+    std::string path;
+    ~Cleanup() { fs::remove_all(path); }
+  } cleanup{later};
+  writeFile(dir_ + "/policy.json",
+            R"({"version": 1, "filesystem": {"writableRoots": [".", ")" + later + R"("]}})");
+  startDaemon({"--policy", dir_ + "/policy.json"});
+  ASSERT_GT(awaitPreparedRunner(daemon_->pid()), 0) << daemon_->log();
+  fs::create_directories(later);
+  // Under ptrace (this suite's /ptrace variant) the kernel does the open,
+  // under the session's Landlock ruleset: a stale one refuses it (EACCES).
+  // The host backend's supervisor opens it itself, decided by the policy.
+  auto wrote = exec({"sh", "-c", "echo x > " + later + "/f"});
+  EXPECT_EQ(wrote.status, 0) << wrote.describe();
+  EXPECT_EQ(slurp(later + "/f"), "x\n");
+  // And one prepared after it was created (the next ready session) is used.
+  ASSERT_GT(awaitPreparedRunner(daemon_->pid()), 0) << daemon_->log();
+  auto again = exec({"sh", "-c", "echo y > " + later + "/g"});
+  EXPECT_EQ(again.status, 0) << again.describe();
+  EXPECT_EQ(slurp(later + "/g"), "y\n");
+}
+
+// A ready runner that dies before its request is replaced; the commands
+// that come meanwhile run all the same.
+TEST_F(Serve, AReadyRunnerThatDiesIsReplaced) {
+  if (readySessionsOff()) GTEST_SKIP() << "ready sessions are off in this variant";
+  startDaemon();
+  const pid_t runner = awaitPreparedRunner(daemon_->pid());
+  ASSERT_GT(runner, 0) << daemon_->log();
+  ASSERT_EQ(::kill(runner, SIGKILL), 0);
+  for (int i = 0; i < 3; ++i) {
+    auto r = exec({"sh", "-c", "echo " + std::to_string(i) + " > n" + std::to_string(i)});
+    EXPECT_EQ(r.status, 0) << r.describe();
+    EXPECT_EQ(slurp(ws_ + "/n" + std::to_string(i)), std::to_string(i) + "\n");
+  }
+  EXPECT_TRUE(daemonAlive());
+  const pid_t next = awaitPreparedRunner(daemon_->pid());
+  EXPECT_GT(next, 0) << "a new ready session is prepared\n" << daemon_->log();
+  EXPECT_NE(next, runner);
 }
 
 TEST_F(Serve, ALiveDaemonIsNotReplacedAndALooseDirectoryIsRefused) {

@@ -7,7 +7,8 @@
 //    is taken for a body);
 //  - a decoded request is one the daemon can run: argv non-empty with no
 //    NUL, cwd absolute, env names valid, timeout and umask in range;
-//  - a decoded request encodes and decodes again to the same request.
+//  - a decoded request encodes and decodes again to the same request;
+//  - the same for the daemon's hand-off to a ready session runner.
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
@@ -50,6 +51,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     check(back->exec->timeout_ms == m->exec->timeout_ms && back->exec->umask == m->exec->umask);
   }
   (void)decodeReply(bytes);
+  // The daemon's hand-off to a ready runner (from the daemon itself, but
+  // decoded as strictly): what decodes is a runnable request.
+  if (auto h = decodeHandOff(bytes)) {
+    checkRequest(h->request);
+    auto back = decodeHandOff(encodeHandOff(*h));
+    check(back.ok() && back->client_pid == h->client_pid && back->client_uid == h->client_uid);
+  }
 
   // The same bytes as a stream of frames, fed in two pieces.
   FrameReader reader(kMaxControlBytes);
