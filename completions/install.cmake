@@ -1,4 +1,4 @@
-# Install rules for `cmake --install`: the supervise binary, its man page and
+# Install rules for `cmake --install`: the supervise and supervise-exec binaries, their man pages and
 # the bash and zsh completions. Included from supervisor/CMakeLists.txt, where
 # the supervise target is defined.
 #
@@ -11,9 +11,15 @@ configure_file(${CMAKE_SOURCE_DIR}/docs/man/supervise.1.in
                ${CMAKE_BINARY_DIR}/man/supervise.1 @ONLY)
 execute_process(COMMAND gzip -9nc ${CMAKE_BINARY_DIR}/man/supervise.1
                 OUTPUT_FILE ${CMAKE_BINARY_DIR}/man/supervise.1.gz COMMAND_ERROR_IS_FATAL ANY)
+configure_file(${CMAKE_SOURCE_DIR}/docs/man/supervise-exec.1.in
+               ${CMAKE_BINARY_DIR}/man/supervise-exec.1 @ONLY)
+execute_process(COMMAND gzip -9nc ${CMAKE_BINARY_DIR}/man/supervise-exec.1
+                OUTPUT_FILE ${CMAKE_BINARY_DIR}/man/supervise-exec.1.gz COMMAND_ERROR_IS_FATAL ANY)
 
-install(TARGETS supervise RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
-install(FILES ${CMAKE_BINARY_DIR}/man/supervise.1.gz DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
+# supervise, and supervise-exec: the exec daemon's lean client (docs/serve.md).
+install(TARGETS supervise supervise-exec RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+install(FILES ${CMAKE_BINARY_DIR}/man/supervise.1.gz ${CMAKE_BINARY_DIR}/man/supervise-exec.1.gz
+        DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
 install(FILES ${CMAKE_SOURCE_DIR}/completions/supervise.bash
         DESTINATION ${CMAKE_INSTALL_DATADIR}/bash-completion/completions RENAME supervise)
 install(FILES ${CMAKE_SOURCE_DIR}/completions/_supervise

@@ -4,8 +4,9 @@
 # binary, man page, completions) and the ones below (docs, example policy,
 # copyright, changelog, lintian overrides) are all in place.
 #
-# Only the supervise binary is installed: no test binary, no BPF object (the
-# BPF programs are linked into supervise as skeletons). tests/package/ checks
+# Only the supervise binary (and supervise-exec, the exec daemon's lean
+# client) is installed: no test binary, no BPF object (the BPF programs are
+# linked into supervise as skeletons). tests/package/ checks
 # the contents and runs lintian on the result.
 include(GNUInstallDirs)
 

@@ -50,7 +50,8 @@ std::string shellQuote(std::string_view text) {
 }
 
 std::string rewriteCommand(std::string_view command, const HookOptions& options) {
-  std::string out = shellQuote(options.supervise) + " exec";
+  std::string out = options.client.empty() ? shellQuote(options.supervise) + " exec"
+                                           : shellQuote(options.client);
   if (!options.socket.empty()) out += " --socket " + shellQuote(options.socket);
   return out + " -- bash -c " + shellQuote(command);
 }
@@ -196,7 +197,8 @@ bool checkProbeReply(int exit_status, std::string_view out, std::string* rewritt
   }
   const std::string cmd = command->get<std::string>();
   const std::string tail = " -- bash -c " + shellQuote(kProbeCommand);
-  if (!cmd.starts_with("'/") || cmd.find(" exec ") == std::string::npos) {
+  if (!cmd.starts_with("'/") ||
+      (cmd.find(" exec ") == std::string::npos && cmd.find("/supervise-exec' ") == std::string::npos)) {
     *why = "the command is not run through supervise exec: " + cmd;
     return false;
   }

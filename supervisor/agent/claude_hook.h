@@ -31,7 +31,8 @@ namespace sv::supervisor::agent {
 inline constexpr int kHookBlock = 2;
 
 struct HookOptions {
-  std::string supervise;  // absolute path of the supervise binary the rewrite runs
+  std::string supervise;  // absolute path of the supervise binary the hook runs
+  std::string client;     // the lean client supervise-exec, absolute ("" = `supervise exec`)
   std::string socket;     // supervise exec --socket ("" = its default)
   bool ask = false;       // "ask": the user confirms the rewritten command; else "allow"
 };
@@ -42,6 +43,8 @@ std::string shellQuote(std::string_view text);
 
 // What a Bash call's command becomes:
 //   'SUPERVISE' exec [--socket 'S'] -- bash -c 'COMMAND'
+// or, through the lean client (the same options, a faster start):
+//   'SUPERVISE-EXEC' [--socket 'S'] -- bash -c 'COMMAND'
 std::string rewriteCommand(std::string_view command, const HookOptions& options);
 
 // The hook's own command line as settings.json holds it:

@@ -55,7 +55,18 @@ std::string selfPath() {
   return self;
 }
 
-agent::HookOptions hookOptions(const AgentArgs& a) { return {selfPath(), a.socket, a.ask}; }
+// The lean client beside this binary (installed with it: docs/serve.md), if
+// it is there: the rewritten commands start faster through it.
+std::string leanClientBeside(const std::string& supervise) {
+  if (supervise.empty()) return {};
+  const std::string client = (fs::path(supervise).parent_path() / "supervise-exec").string();
+  return ::access(client.c_str(), X_OK) == 0 ? client : std::string();
+}
+
+agent::HookOptions hookOptions(const AgentArgs& a) {
+  const std::string self = selfPath();
+  return {.supervise = self, .client = leanClientBeside(self), .socket = a.socket, .ask = a.ask};
+}
 
 // The settings file's JSON, {} when there is none; nullopt (and a message)
 // when it cannot be read or is not JSON: --install must not overwrite it then.

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include "common/exit_codes.h"
 #include <cstdio>
 #include <exception>
 #include <optional>
@@ -29,7 +30,7 @@ struct CommandContext {
 };
 
 // Usage errors (unknown flag, missing argument) of supervise itself.
-inline constexpr int kUsageExitCode = 2;
+inline constexpr int kUsageExitCode = sv::kExitUsage;
 
 // The one adapter between a command's body and its CLI11 callback: an
 // exception (nlohmann/json, std::filesystem, bad_alloc) must not escape into

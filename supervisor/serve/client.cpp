@@ -10,11 +10,11 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 #include "common/unique_fd.h"
 #include "supervisor/serve/wire.h"
-#include "supervisor/session/session.h"
 
 namespace sv::supervisor::serve {
 namespace {
@@ -121,6 +121,15 @@ int runExecClient(const std::string& socket_path, const ExecRequest& request) {
                 kExitTimedOut);
   }
   return outcome->status;
+}
+
+std::string defaultSocketPath() {
+  if (const char* s = std::getenv("SUPERVISE_SOCKET"); s && *s) return s;
+  if (const char* x = std::getenv("XDG_RUNTIME_DIR"); x && *x)
+    return std::string(x) + "/supervise/exec.sock";
+  const uid_t uid = ::getuid();
+  if (uid == 0) return "/run/supervise/serve-0/exec.sock";
+  return "/tmp/supervise-" + std::to_string(uid) + "/exec.sock";
 }
 
 }  // namespace sv::supervisor::serve

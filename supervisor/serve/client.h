@@ -10,6 +10,7 @@
 
 #include <string>
 
+#include "common/exit_codes.h"
 #include "common/result.h"
 #include "supervisor/serve/protocol.h"
 
@@ -36,5 +37,11 @@ Result<ExecOutcome> execThroughDaemon(const std::string& socket_path, const Exec
 // `supervise exec`: execThroughDaemon() with this process's stdio; prints
 // what went wrong and returns the status to exit with.
 int runExecClient(const std::string& socket_path, const ExecRequest& request);
+
+// Where `supervise serve` listens and `supervise exec` connects without
+// --socket: $SUPERVISE_SOCKET, else $XDG_RUNTIME_DIR/supervise/exec.sock,
+// else /run/supervise/serve-<uid>/exec.sock for root and
+// /tmp/supervise-<uid>/exec.sock for anyone else.
+std::string defaultSocketPath();
 
 }  // namespace sv::supervisor::serve

@@ -738,13 +738,4 @@ int runDaemon(const DaemonOptions& options) {
   }
 }
 
-std::string defaultSocketPath() {
-  if (const char* s = std::getenv("SUPERVISE_SOCKET"); s && *s) return s;
-  if (const char* x = std::getenv("XDG_RUNTIME_DIR"); x && *x)
-    return std::string(x) + "/supervise/exec.sock";
-  const uid_t uid = ::getuid();
-  if (uid == 0) return "/run/supervise/serve-0/exec.sock";
-  return "/tmp/supervise-" + std::to_string(uid) + "/exec.sock";
-}
-
 }  // namespace sv::supervisor::serve

@@ -29,6 +29,7 @@
 
 #include "common/result.h"
 #include "policy/model.h"
+#include "supervisor/serve/client.h"  // defaultSocketPath()
 #include "supervisor/session/session.h"
 
 namespace sv::supervisor::serve {
@@ -52,10 +53,5 @@ struct DaemonOptions {
 // Serves until SIGTERM or SIGINT; the exit status for `supervise serve`.
 int runDaemon(const DaemonOptions& options);
 
-// Where `supervise serve` listens and `supervise exec` connects without
-// --socket: $SUPERVISE_SOCKET, else $XDG_RUNTIME_DIR/supervise/exec.sock,
-// else /run/supervise/serve-<uid>/exec.sock for root and
-// /tmp/supervise-<uid>/exec.sock for anyone else.
-std::string defaultSocketPath();
 
 }  // namespace sv::supervisor::serve

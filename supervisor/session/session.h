@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "common/exit_codes.h"
 #include "common/result.h"
 #include "common/unique_fd.h"
 #include "policy/model.h"
@@ -60,10 +61,10 @@ inline constexpr char kAbortDrain = 'D';
 inline constexpr char kAbortClientGone = 'C';
 
 // Exit codes of supervise itself (the command's own status otherwise).
-inline constexpr int kExitPolicyError = 2;
-inline constexpr int kExitSupervisorError = 125;
-inline constexpr int kExitCannotRun = 126;
-inline constexpr int kExitNotFound = 127;
+using sv::kExitCannotRun;
+using sv::kExitNotFound;
+using sv::kExitPolicyError;
+using sv::kExitSupervisorError;
 
 // Runs the command under the policy; returns the exit status to exit with.
 int runSession(const SessionOptions& options);

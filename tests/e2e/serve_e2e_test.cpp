@@ -528,6 +528,37 @@ TEST_F(Serve, SighupReloadsThePolicyForLaterCommands) {
   EXPECT_TRUE(matched) << slurp(audit_);
 }
 
+// supervise-exec, the lean client (docs/serve.md): what `supervise exec`
+// does, with the same options and exit statuses.
+TEST_F(Serve, TheLeanClientIsSuperviseExec) {
+  const std::string lean = fs::path(kSupervise).parent_path() / "supervise-exec";
+  ASSERT_TRUE(fs::exists(lean)) << lean;
+  startDaemon();
+  CommandOptions options;
+  options.cwd = ws_;
+  auto r = runCommand({lean, "--socket", socket_, "--env", "LEAN=yes", "--", "sh", "-c",
+                       "echo $LEAN > a.txt; cat a.txt; echo x > .env"},
+                      dir_ + "/lean", options);
+  EXPECT_EQ(r.status, 2) << r.describe();  // sh: cannot create .env
+  EXPECT_EQ(r.out, "yes\n");
+  EXPECT_TRUE(contains(r.err, "denied write to")) << r.describe();
+  EXPECT_TRUE(contains(r.err, "rule deny-write-env")) << r.describe();
+  EXPECT_EQ(slurp(ws_ + "/a.txt"), "yes\n");
+  EXPECT_FALSE(fs::exists(ws_ + "/.env"));
+  auto usage = runCommand({lean, "--no-such-flag", "--", "true"}, dir_ + "/lean-usage", options);
+  EXPECT_EQ(usage.status, 2) << usage.describe();
+  auto help = runCommand({lean, "--help"}, dir_ + "/lean-help", options);
+  EXPECT_EQ(help.status, 0) << help.describe();
+  EXPECT_TRUE(contains(help.out, "--timeout")) << help.describe();
+  auto nobody = runCommand({lean, "--socket", dir_ + "/none.sock", "--", "true"},
+                           dir_ + "/lean-nobody", options);
+  EXPECT_EQ(nobody.status, 125) << nobody.describe();
+  EXPECT_TRUE(contains(nobody.err, "cannot reach the exec daemon")) << nobody.describe();
+  auto timed = runCommand({lean, "--socket", socket_, "--timeout", "0.5", "--", "sleep", "30"},
+                          dir_ + "/lean-timeout", options);
+  EXPECT_EQ(timed.status, 124) << timed.describe();
+}
+
 // The processes whose parent is `pid` (the daemon's: its ready session
 // runner and the runners of its commands).
 std::vector<pid_t> childrenOf(pid_t pid) {

@@ -36,6 +36,7 @@ deb=$tmp/out/supervise_${version}_${arch}.deb
 dpkg-deb -c "$deb" | awk '{print $6}' >"$tmp/contents"
 doc=usr/share/doc/supervise
 for f in ./usr/bin/supervise ./usr/share/man/man1/supervise.1.gz \
+         ./usr/bin/supervise-exec ./usr/share/man/man1/supervise-exec.1.gz \
          ./usr/share/bash-completion/completions/supervise ./usr/share/zsh/vendor-completions/_supervise \
          ./$doc/README.md ./$doc/policy.md ./$doc/operators.md ./$doc/copyright ./$doc/changelog.gz \
          ./$doc/examples/coding-agent.json ./usr/share/lintian/overrides/supervise \
@@ -69,12 +70,20 @@ readelf -S "$bin" | grep -q '\.debug_info' && fail "binary not stripped"
 out=$("$bin" --version 2>&1) || fail "--version: $out"
 [[ $out == *"$version"* ]] || fail "--version prints '$out', expected $version"
 out=$("$bin" validate "$tmp/root/$doc/examples/coding-agent.json" 2>&1) || fail "example policy: $out"
+# The lean client: stripped, runs.
+lean=$tmp/root/usr/bin/supervise-exec
+readelf -S "$lean" | grep -q '\.debug_info' && fail "supervise-exec not stripped"
+out=$("$lean" --help 2>&1) || fail "supervise-exec --help: $out"
+[[ $out == *--timeout* ]] || fail "supervise-exec --help prints '$out'"
 
 # The man page renders (groff warnings, as lintian's manpage check asks man).
 LC_ALL=C.UTF-8 MANWIDTH=80 man --warnings -E UTF-8 -l "$tmp/root/usr/share/man/man1/supervise.1.gz" \
   >"$tmp/man.txt" 2>"$tmp/man.err" || fail "man: $(cat "$tmp/man.err")"
 [[ -s $tmp/man.err ]] && fail "man warnings: $(head -5 "$tmp/man.err")"
 grep -q 'supervise check' "$tmp/man.txt" || fail "man page has no 'supervise check'"
+LC_ALL=C.UTF-8 MANWIDTH=80 man --warnings -E UTF-8 -l "$tmp/root/usr/share/man/man1/supervise-exec.1.gz" \
+  >"$tmp/man-exec.txt" 2>"$tmp/man-exec.err" || fail "man supervise-exec: $(cat "$tmp/man-exec.err")"
+[[ -s $tmp/man-exec.err ]] && fail "man supervise-exec warnings: $(head -5 "$tmp/man-exec.err")"
 
 # supervise check, as root (it creates network namespaces); its own skips are fine.
 if [[ $EUID -eq 0 ]]; then

@@ -165,6 +165,25 @@ TEST_F(ClaudeHook, AskAndSocketOptions) {
                                            shellQuote(options_.socket) + " --ask");
 }
 
+// Where the lean client is installed beside supervise, the rewrite runs it:
+// the same arguments but the subcommand, every byte of the command kept;
+// and the probe accepts that rewrite.
+TEST_F(ClaudeHook, TheRewriteRunsTheLeanClientWhereItIsInstalled) {
+  options_.client = fake_;
+  options_.supervise = "/usr/bin/supervise";
+  options_.socket = "/run/it's/exec.sock";
+  const std::string original = "printf '%s' \"$HOME\" && echo 'a b'";
+  const std::string rewritten = rewriteCommand(original, options_);
+  EXPECT_EQ(argsOf(rewritten),
+            (std::vector<std::string>{"--socket", options_.socket, "--", "bash", "-c", original}));
+  options_.client = "/usr/bin/supervise-exec";
+  options_.socket.clear();
+  HookReply probe = answerHook(probePayload(kProbeCommand, dir_), options_);
+  std::string seen, why;
+  EXPECT_TRUE(checkProbeReply(probe.exit_code, probe.out, &seen, &why)) << why;
+  EXPECT_EQ(seen, "'/usr/bin/supervise-exec' -- bash -c " + shellQuote(kProbeCommand));
+}
+
 TEST_F(ClaudeHook, InstallMergesIntoExistingSettingsKeepingEverythingElse) {
   const ordered_json before = ordered_json::parse(fixture("settings_existing.json"));
   ordered_json settings = before;
