@@ -208,8 +208,8 @@ void ProcessEvents::emitExec(const ProcEvent& e) {
   ev.rule_name = kExecRecheckName;
   ev.rule_reason =
       e.verdict == ExecVerdict::Mismatch
-          ? "the binary about to run is not the file approved at execve (path swapped after the "
-            "check); killed before it ran"
+          ? "the binary about to run is not the file approved at execve (a path swapped after "
+            "the check, or an interpreter nobody judged: binfmt_misc); killed before it ran"
       : e.verdict == ExecVerdict::ArgsMismatch
           ? "the loader's arguments are not the ones approved at execve (the program it loads "
             "swapped after the check); killed before it ran"

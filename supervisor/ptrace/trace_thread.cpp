@@ -335,8 +335,8 @@ void TraceThread::reportExecMismatch(pid_t tid, const std::string& binary, bool 
   ev.rule_id = kExecRecheckRule;
   ev.rule_name = "exec re-check (PTRACE_EVENT_EXEC)";
   ev.rule_reason =
-      "the binary the kernel loaded is not the file approved at execve (path swapped after the "
-      "check); killed before it ran";
+      "the binary the kernel loaded is not the file approved at execve (a path swapped after the "
+      "check, or an interpreter nobody judged: binfmt_misc); killed before it ran";
   ev.exec.path = binary;
   auto process = processes_.lookup(tid, tid);
   ev.process = process.get();

@@ -22,6 +22,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <sys/socket.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
@@ -505,6 +506,44 @@ TEST_F(EscapeTest, ByoCopyIsStoppedByAnAllowListOnly) {
   // Allowed programs still run, the loader's included.
   Outcome fine = supervise({"--policy", root_ + "/allow.json"}, {loader, "/usr/bin/echo", "ok"});
   EXPECT_EQ(fine.out, "ok\n") << fine.describe();
+}
+
+// A binfmt_misc handler whose interpreter is a denied program: for a file
+// the exec rules allow by its path, the kernel runs the interpreter itself.
+// The notify handler does not judge binfmt_misc interpreters
+// (docs/enforcement.md): the exec re-check kills the exec instead (fail
+// closed) and the denied program never runs. The handler is host-wide for
+// the test's few seconds: a name and extension of its own, removed at the end.
+TEST_F(EscapeTest, BinfmtMiscHandlerNamingADeniedProgramNeverRunsIt) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root (a binfmt_misc registration)";
+  // Mounted where systemd mounts it on most hosts, and left mounted: the
+  // same test under another backend may be running beside this one.
+  const std::string binfmt = "/proc/sys/fs/binfmt_misc";
+  if (!fs::exists(binfmt + "/register") &&
+      ::mount("binfmt_misc", binfmt.c_str(), "binfmt_misc", 0, nullptr) != 0 && errno != EBUSY)
+    GTEST_SKIP() << "binfmt_misc cannot be mounted here: " << std::strerror(errno);
+  const std::string name = "svescape" + std::to_string(::getpid());
+  struct Registration {
+    std::string entry;
+    ~Registration() { std::ofstream(entry) << "-1"; }  // removes the handler
+  } registration{binfmt + "/" + name};
+  // :name:E::extension::interpreter:flags — files named *.<name> run echo.
+  std::ofstream(binfmt + "/register") << ":" << name << ":E::" << name << "::/usr/bin/echo:";
+  ASSERT_TRUE(fs::exists(registration.entry)) << "the handler was not registered";
+  const std::string file = ws_ + "/payload." + name;
+  std::ofstream(file) << "not a program\n";
+  ::chmod(file.c_str(), 0755);
+  // Natively the handler runs echo, which prints the file's name.
+  auto native = runCommand({file}, ws_, root_ + "/native");
+  ASSERT_NE(native.out.find(file), std::string::npos) << native.describe();
+
+  std::ofstream(root_ + "/deny.json") << R"({"version": 1, "exec": {"deny": [
+      {"path": "/usr/bin/echo", "id": "no-echo", "reason": "echo is denied"}]}})";
+  Outcome o = supervise({"--policy", root_ + "/deny.json"}, {file});
+  EXPECT_EQ(o.out.find(file), std::string::npos) << "the denied interpreter ran\n" << o.describe();
+  // Killed by the re-check (the session ran: it is not a refusal to start).
+  EXPECT_EQ(o.status, 128 + SIGKILL) << o.describe();
+  EXPECT_GE(o.denials("exec", "exec-recheck"), 1) << o.describe();
 }
 
 // The dynamic loader run as a program names the program it maps in argv:
