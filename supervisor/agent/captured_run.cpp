@@ -143,7 +143,7 @@ std::optional<Denial> parseDenialLine(std::string_view line) {
 }
 
 Result<CapturedRun> runCaptured(const std::string& socket_path, const serve::ExecRequest& request,
-                                size_t max_bytes_per_stream) {
+                                size_t max_bytes_per_stream, int cancel_fd) {
   UniqueFd null(::open("/dev/null", O_RDONLY | O_CLOEXEC));
   if (!null) return errnoError("open /dev/null");
   auto out = makePipe();
@@ -157,7 +157,8 @@ Result<CapturedRun> runCaptured(const std::string& socket_path, const serve::Exe
   std::thread reader([&] { drain.run(stop_at, run); });
 
   const int stdio[3] = {null.get(), out->second.get(), err->second.get()};
-  auto outcome = serve::execThroughDaemon(socket_path, request, stdio, /*forward_signals=*/false);
+  auto outcome =
+      serve::execThroughDaemon(socket_path, request, stdio, /*forward_signals=*/false, cancel_fd);
   // Our write ends go: the reader sees EOF once the daemon's copies are gone too.
   out->second.reset();
   err->second.reset();

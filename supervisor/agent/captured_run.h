@@ -55,8 +55,9 @@ inline constexpr size_t kMaxDenials = 200;
 
 // Runs `request` through the daemon at `socket_path`. An Error when the
 // daemon cannot be reached or refuses (Error::code: the status `supervise
-// exec` would exit with), or pipes cannot be made.
+// exec` would exit with), or pipes cannot be made. `cancel_fd` readable:
+// the command is killed and the Error's code is ECANCELED (client.h).
 Result<CapturedRun> runCaptured(const std::string& socket_path, const serve::ExecRequest& request,
-                                size_t max_bytes_per_stream);
+                                size_t max_bytes_per_stream, int cancel_fd = -1);
 
 }  // namespace sv::supervisor::agent

@@ -1,11 +1,13 @@
 // McpServer: see mcp_server.h.
 #include "supervisor/agent/mcp_server.h"
 
+#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <cstring>
 #include <memory>
 #include <thread>
 
@@ -107,7 +109,10 @@ void McpServer::handle(const json& m) {
   }
   const std::string method = method_it->get<std::string>();
   const json params = m.contains("params") ? m["params"] : json::object();
-  if (!has_id) return;  // notifications (initialized, cancelled, ...): nothing to answer
+  if (!has_id) {  // notifications: nothing to answer
+    if (method == "notifications/cancelled" && params.is_object()) cancelCall(params);
+    return;
+  }
   if (!params.is_object()) {
     replyError(id, kInvalidParams, "Invalid params: params must be an object");
     return;
@@ -173,10 +178,30 @@ json McpServer::toolsList() const {
   return {{"tools", tools}};
 }
 
+// notifications/cancelled {requestId, reason}: the call's tool is told
+// through its eventfd and its answer is dropped. An id not in flight (done
+// already, never sent, initialize) is ignored, as the specification says.
+void McpServer::cancelCall(const json& params) {
+  auto request = params.find("requestId");
+  if (request == params.end() || !validId(*request)) return;
+  std::lock_guard lock(mu_);
+  auto call = calls_.find(request->dump());
+  if (call == calls_.end() || call->second.cancelled) return;
+  call->second.cancelled = true;
+  const uint64_t one = 1;
+  (void)!::write(call->second.cancel_fd, &one, sizeof one);
+}
+
 void McpServer::startCall(const json& id, const McpTool& tool, json arguments) {
   std::string version;
+  const std::string key = id.dump();
+  int cancel_fd = -1;
   {
     std::lock_guard lock(mu_);
+    if (calls_.count(key)) {
+      replyError(id, kInvalidRequest, "Invalid Request: a call with this id is still running");
+      return;
+    }
     if (in_flight_ >= max_calls_) {
       // Answered, not queued: the model sees why and may call again.
       reply(id, mcpTextResult("supervise mcp: " + std::to_string(max_calls_) +
@@ -184,20 +209,33 @@ void McpServer::startCall(const json& id, const McpTool& tool, json arguments) {
                               true));
       return;
     }
+    cancel_fd = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (cancel_fd < 0) {
+      reply(id, mcpTextResult("supervise mcp: eventfd: " + std::string(std::strerror(errno)), true));
+      return;
+    }
+    calls_[key] = Call{cancel_fd, false};
     ++in_flight_;
     version = protocol_version_;
   }
   const bool structured = version.empty() || version >= kStructuredSince;
-  std::thread([this, id, &tool, arguments = std::move(arguments), structured] {
+  std::thread([this, id, key, cancel_fd, &tool, arguments = std::move(arguments), structured] {
     json result;
     try {
-      result = tool.call(arguments);
+      result = tool.call(arguments, cancel_fd);
       if (!structured) result.erase("structuredContent");
     } catch (const std::exception& e) {
       result = mcpTextResult("supervise mcp: " + tool.name + " failed: " + e.what(), true);
     }
+    bool cancelled = false;
+    {
+      std::lock_guard lock(mu_);
+      cancelled = calls_[key].cancelled;
+      calls_.erase(key);
+      ::close(cancel_fd);
+    }
     try {
-      reply(id, std::move(result));
+      if (!cancelled) reply(id, std::move(result));
     } catch (const std::exception&) {
       // Nothing to tell: the answer could not be written.
     }

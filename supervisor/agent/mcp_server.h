@@ -12,12 +12,16 @@
 //
 // Each tools/call runs on a thread of its own, so a long command does not
 // hold up ping or the calls after it; answers may come out of order (their
-// ids pair them). No exception leaves handleLine() or a call's thread.
+// ids pair them). `notifications/cancelled` for a call in flight tells its
+// tool (McpTool::call's cancel_fd: `run` kills the command) and no answer
+// is sent for it, as the specification asks. No exception leaves
+// handleLine() or a call's thread.
 #pragma once
 
 #include <condition_variable>
 #include <cstddef>
 #include <functional>
+#include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -35,8 +39,10 @@ struct McpTool {
   nlohmann::json input_schema;
   // The CallToolResult for `arguments`: content, isError, structuredContent
   // (left out for revisions before 2025-06-18, which lack it). May throw:
-  // the server turns an exception into an isError result.
-  std::function<nlohmann::json(const nlohmann::json& arguments)> call;
+  // the server turns an exception into an isError result. `cancel_fd`
+  // becomes readable when the client cancels the call
+  // (notifications/cancelled): stop, its result is not sent.
+  std::function<nlohmann::json(const nlohmann::json& arguments, int cancel_fd)> call;
 };
 
 struct McpServerInfo {
@@ -65,6 +71,7 @@ class McpServer {
  private:
   void handle(const nlohmann::json& message);
   void startCall(const nlohmann::json& id, const McpTool& tool, nlohmann::json arguments);
+  void cancelCall(const nlohmann::json& params);
   nlohmann::json initializeResult(const nlohmann::json& params);
   nlohmann::json toolsList() const;
   void reply(const nlohmann::json& id, nlohmann::json result);
@@ -79,6 +86,13 @@ class McpServer {
   mutable std::mutex mu_;
   mutable std::condition_variable idle_;
   size_t in_flight_ = 0;
+  // The calls in flight by id (its JSON text): each one's cancel eventfd,
+  // and whether the client cancelled it.
+  struct Call {
+    int cancel_fd = -1;
+    bool cancelled = false;
+  };
+  std::map<std::string, Call> calls_;
   std::mutex write_mu_;
 };
 

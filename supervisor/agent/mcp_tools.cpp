@@ -182,11 +182,11 @@ McpTool makeRunTool(RunToolOptions options) {
           {"additionalProperties", {{"type", "string"}}},
           {"description", "variables to set for the command"}}}}},
       {"additionalProperties", false}};
-  t.call = [options](const json& arguments) -> json {
+  t.call = [options](const json& arguments, int cancel_fd) -> json {
     serve::ExecRequest request;
     std::string why;
     if (!runRequest(arguments, options, &request, &why)) return invalid(why);
-    auto run = runCaptured(options.socket, request, options.max_output_bytes);
+    auto run = runCaptured(options.socket, request, options.max_output_bytes, cancel_fd);
     if (!run)
       return mcpTextResult("supervise: the command did not run: " + run.error().message(), true);
     return runResult(*run, request);
@@ -216,7 +216,7 @@ McpTool makeExplainTool(ExplainFn explain) {
           {"description", "decide as a process running this binary (its exec.switch profile)"}}}}},
       {"required", {"query"}},
       {"additionalProperties", false}};
-  t.call = [explain = std::move(explain)](const json& a) -> json {
+  t.call = [explain = std::move(explain)](const json& a, int /*cancel_fd*/) -> json {
     for (auto it = a.begin(); it != a.end(); ++it)
       if (it.key() != "query" && it.key() != "profile" && it.key() != "as_exe")
         return invalid("unknown argument \"" + it.key() + "\"");

@@ -39,7 +39,8 @@ Result<UniqueFd> connectTo(const std::string& path) {
 }  // namespace
 
 Result<ExecOutcome> execThroughDaemon(const std::string& socket_path, const ExecRequest& request,
-                                      const int (&stdio)[3], bool forward_signals) {
+                                      const int (&stdio)[3], bool forward_signals,
+                                      int cancel_fd) {
   auto sock = connectTo(socket_path);
   if (!sock)
     return Error{0, "cannot reach the exec daemon: " + sock.error().message() +
@@ -69,11 +70,16 @@ Result<ExecOutcome> execThroughDaemon(const std::string& socket_path, const Exec
   FrameReader reader(kMaxControlBytes);
   ExecOutcome outcome;
   for (;;) {
-    pollfd fds[2] = {{sock->get(), POLLIN, 0}, {sigfd.get(), POLLIN, 0}};
-    if (::poll(fds, sigfd ? 2 : 1, -1) < 0) {
+    pollfd fds[3] = {{sock->get(), POLLIN, 0}, {sigfd.get(), POLLIN, 0}, {cancel_fd, POLLIN, 0}};
+    if (::poll(fds, 3, -1) < 0) {  // a negative fd is skipped
       if (errno == EINTR) continue;
       return errnoError("poll");
     }
+    if (fds[2].revents & POLLIN)
+      return Error{ECANCELED, "cancelled: the command was killed" +
+                                  (outcome.command_id.empty()
+                                       ? std::string()
+                                       : " (command " + outcome.command_id + ")")};
     if (sigfd && (fds[1].revents & POLLIN)) {
       signalfd_siginfo si;
       while (::read(sigfd.get(), &si, sizeof si) == sizeof si)

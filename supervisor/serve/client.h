@@ -30,9 +30,12 @@ struct ExecOutcome {
 // SIGTERM, SIGHUP and SIGQUIT sent to this process are relayed to the
 // command meanwhile (they are blocked here until it ends). An Error when the
 // daemon cannot be reached, refuses (code = the status to exit with, text =
-// its reason) or goes away.
+// its reason) or goes away. `cancel_fd` (-1: none) readable ends the wait:
+// the connection closes, which the daemon takes as the client gone (it kills
+// the command), and the Error's code is ECANCELED.
 Result<ExecOutcome> execThroughDaemon(const std::string& socket_path, const ExecRequest& request,
-                                      const int (&stdio)[3], bool forward_signals);
+                                      const int (&stdio)[3], bool forward_signals,
+                                      int cancel_fd = -1);
 
 // `supervise exec`: execThroughDaemon() with this process's stdio; prints
 // what went wrong and returns the status to exit with.

@@ -271,6 +271,42 @@ TEST_F(Agent, McpScriptedSession) {
   EXPECT_EQ(mcp.waitExit(10s), 0);
 }
 
+// notifications/cancelled for a running `run` call: its command is killed
+// through the daemon (the client side goes, the daemon kills the tree), no
+// answer comes for it, and the server goes on answering.
+TEST_F(Agent, McpCancelKillsTheRunningCommand) {
+  McpProcess mcp({kSupervise, "mcp", "--socket", daemon_->socket()}, ws_);
+  mcp.call(1, "initialize", {{"protocolVersion", "2025-06-18"}});
+  mcp.sendLine(json{{"jsonrpc", "2.0"},
+                    {"id", 2},
+                    {"method", "tools/call"},
+                    {"params",
+                     {{"name", "run"},
+                      {"arguments", {{"command", "echo $$ > pid.tmp && mv pid.tmp pid && exec sleep 60"}}}}}}
+                   .dump());
+  const std::string pid_file = ws_ + "/pid";
+  for (int i = 0; i < 1000 && !fs::exists(pid_file); ++i) std::this_thread::sleep_for(10ms);
+  ASSERT_TRUE(fs::exists(pid_file)) << "the command did not start";
+  const pid_t command = std::stoi(slurp(pid_file));
+  ASSERT_EQ(::kill(command, 0), 0);
+  mcp.sendLine(json{{"jsonrpc", "2.0"},
+                    {"method", "notifications/cancelled"},
+                    {"params", {{"requestId", 2}, {"reason", "the user stopped it"}}}}
+                   .dump());
+  bool gone = false;
+  for (int i = 0; i < 500 && !gone; ++i) {
+    gone = ::kill(command, 0) != 0 ||
+           slurp("/proc/" + std::to_string(command) + "/stat").find(") Z ") != std::string::npos;
+    std::this_thread::sleep_for(10ms);
+  }
+  EXPECT_TRUE(gone) << "the cancelled command still runs";
+  // The next answer is the ping's: none ever comes for id 2.
+  json pong = mcp.call(3, "ping", json::object());
+  EXPECT_EQ(pong["result"], json::object()) << pong.dump();
+  mcp.closeInput();
+  EXPECT_EQ(mcp.waitExit(10s), 0);
+}
+
 TEST_F(Agent, ClaudeCodeInstallCheckAndTheHookThroughTheDaemon) {
   const std::string project = ws_;
   fs::create_directories(project + "/.claude");

@@ -6,6 +6,8 @@
 #include "supervisor/agent/mcp_server.h"
 
 #include <fcntl.h>
+#include <poll.h>
+
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -34,7 +36,11 @@ class Mcp : public testing::Test {
     echo.title = "Echo";
     echo.description = "echoes";
     echo.input_schema = {{"type", "object"}};
-    echo.call = [this](const json& args) -> json {
+    echo.call = [this](const json& args, int cancel_fd) -> json {
+      if (args.contains("until_cancelled")) {  // up to 10 s
+        pollfd p{cancel_fd, POLLIN, 0};
+        saw_cancel_ = ::poll(&p, 1, 10000) == 1;
+      }
       if (args.contains("sleep_ms"))
         std::this_thread::sleep_for(std::chrono::milliseconds(args["sleep_ms"].get<int>()));
       if (args.contains("throw")) throw std::runtime_error("boom");
@@ -74,6 +80,7 @@ class Mcp : public testing::Test {
   std::mutex mu_;
   std::vector<json> out_;
   std::atomic<bool> release_{false};
+  std::atomic<bool> saw_cancel_{false};
   std::unique_ptr<McpServer> server_;
 };
 
@@ -149,6 +156,32 @@ TEST_F(Mcp, ASlowCallDoesNotHoldUpTheNext) {
   std::lock_guard lock(mu_);
   ASSERT_EQ(out_.size(), 3u);
   EXPECT_EQ(out_[2]["id"], "slow");
+}
+
+// notifications/cancelled: the tool is told (run kills its command) and no
+// answer is sent for that id; an id not in flight is ignored; an id still
+// running cannot be used again.
+TEST_F(Mcp, ACancelledCallIsToldAndNotAnswered) {
+  server_->handleLine(
+      R"({"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{"until_cancelled":1}}})");
+  for (int i = 0; i < 5000 && server_->callsInFlight() != 1; ++i) std::this_thread::sleep_for(1ms);
+  auto again = send(
+      R"({"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{}}})",
+      /*wait=*/false);
+  ASSERT_EQ(again.size(), 1u);
+  EXPECT_EQ(again[0]["error"]["code"], -32600);
+  EXPECT_TRUE(send(R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":99}})",
+                   /*wait=*/false)
+                  .empty());
+  EXPECT_TRUE(send(R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7,"reason":"user"}})")
+                  .empty())
+      << "no answer for a cancelled call";
+  EXPECT_TRUE(saw_cancel_) << "the tool was told";
+  // The id is free again, and an uncancelled call is answered as always.
+  json r = one(
+      R"({"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{}}})");
+  EXPECT_EQ(r["id"], 7);
+  EXPECT_EQ(r["result"]["isError"], false);
 }
 
 TEST_F(Mcp, TheCapAnswersBusy) {
@@ -265,12 +298,12 @@ TEST(RunTool, ChecksItsArgumentsAndSaysWhenTheDaemonIsAway) {
         R"({"command":"x","timeout":1e12})", R"({"command":"x","cwd":""})",
         R"({"command":"x","env":{"A":1}})", R"({"command":"x","env":{"A=B":"c"}})",
         R"({"command":"x","shell":true})"}) {
-    json r = run.call(json::parse(bad));
+    json r = run.call(json::parse(bad), -1);
     EXPECT_EQ(r["isError"], true) << bad;
     EXPECT_TRUE(r["content"][0]["text"].get<std::string>().starts_with("invalid arguments: "))
         << bad << " → " << r.dump();
   }
-  json r = run.call(json::parse(R"({"command":"true","cwd":"sub","timeout":1.5})"));
+  json r = run.call(json::parse(R"({"command":"true","cwd":"sub","timeout":1.5})"), -1);
   EXPECT_EQ(r["isError"], true);
   const std::string text = r["content"][0]["text"];
   EXPECT_NE(text.find("did not run"), std::string::npos) << text;
