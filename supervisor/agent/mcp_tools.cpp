@@ -110,7 +110,8 @@ std::string streamText(const char* name, const CapturedStream& s) {
   return out;
 }
 
-json runResult(const CapturedRun& run, const serve::ExecRequest& request) {
+json runResult(const CapturedRun& run, const serve::ExecRequest& request,
+               const RunToolOptions& options) {
   const auto& o = run.outcome;
   char seconds[32];
   std::snprintf(seconds, sizeof seconds, "%g", double(request.timeout_ms) / 1000);
@@ -134,8 +135,18 @@ json runResult(const CapturedRun& run, const serve::ExecRequest& request) {
     text += "[and " + std::to_string(run.denials_dropped) + " more refusals]\n";
   if (run.output_unfinished)
     text += "[a process kept the output open after the command ended: reading stopped]\n";
+  const bool other_policy = !options.explained_policy_sha256.empty() &&
+                            !o.policy_sha256.empty() &&
+                            o.policy_sha256 != options.explained_policy_sha256;
+  if (other_policy)
+    text += "note: the daemon ran this under policy " + o.policy_name + " (sha256 " +
+            o.policy_sha256.substr(0, 12) + "…), not the one `explain` answers with (sha256 " +
+            options.explained_policy_sha256.substr(0, 12) +
+            "…): start supervise mcp with the daemon's policy flags\n";
   json result = mcpTextResult(text, o.timed_out);
   result["structuredContent"] = {{"exit_code", o.status},
+                                 {"policy", {{"name", o.policy_name}, {"sha256", o.policy_sha256},
+                                             {"explained", !other_policy}}},
                                  {"timed_out", o.timed_out},
                                  {"command_id", o.command_id},
                                  {"stdout", run.out.bytes},
@@ -189,7 +200,7 @@ McpTool makeRunTool(RunToolOptions options) {
     auto run = runCaptured(options.socket, request, options.max_output_bytes, cancel_fd);
     if (!run)
       return mcpTextResult("supervise: the command did not run: " + run.error().message(), true);
-    return runResult(*run, request);
+    return runResult(*run, request, options);
   };
   return t;
 }

@@ -26,6 +26,10 @@ struct RunToolOptions {
   std::string default_cwd;               // a call without cwd runs here (absolute)
   size_t max_output_bytes = 256u << 10;  // kept of each of stdout and stderr
   uint64_t default_timeout_ms = 120'000;
+  // The sha256 of the policy this server explains with and summarised in
+  // its instructions: a command the daemon ran under another (not the same
+  // flags, or a reload since) says so in its result. "" = not compared.
+  std::string explained_policy_sha256;
   unsigned umask = 022;
 };
 

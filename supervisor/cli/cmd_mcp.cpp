@@ -4,11 +4,12 @@
 // A Model Context Protocol server on stdin/stdout (docs/agents.md, "MCP";
 // supervisor/agent/mcp_server.h) with two tools: `run`, every call a
 // session of the exec daemon's (`supervise serve` must run), and `explain`,
-// `supervise explain`'s own code (explain_query.h). The daemon has no way to
-// tell a client its policy, so explain and the instructions (the policy
-// summary) use the policy this command loads: give it the flags the daemon
-// got, or start both in the same directory. Exits when stdin closes and the
-// calls in flight are answered.
+// `supervise explain`'s own code (explain_query.h). Explain and the
+// instructions (the policy summary) use the policy this command loads: give
+// it the flags the daemon got, or start both in the same directory. The
+// daemon names the policy each command runs under (its sha256, in the
+// "started" reply): a `run` result says so when it is not this one.
+// Exits when stdin closes and the calls in flight are answered.
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -19,6 +20,7 @@
 
 #include "supervisor/agent/mcp_server.h"
 #include "supervisor/agent/mcp_tools.h"
+#include "supervisor/audit/policy_json.h"
 #include "supervisor/cli/commands.h"
 #include "supervisor/cli/explain_query.h"
 #include "supervisor/cli/policy_discovery.h"
@@ -72,6 +74,7 @@ int runMcp(const McpArgs& a) {
   run.default_cwd = std::filesystem::current_path(ec).string();
   run.max_output_bytes = a.max_output;
   run.default_timeout_ms = uint64_t(a.timeout_s * 1000);
+  run.explained_policy_sha256 = policyDigest(*effective->policy);
   const mode_t mask = ::umask(022);
   ::umask(mask);
   run.umask = mask;

@@ -103,6 +103,8 @@ Result<ExecOutcome> execThroughDaemon(const std::string& socket_path, const Exec
       if (!reply) return Error{0, "from the daemon: " + reply.error().message()};
       if (reply->type == "started") {
         outcome.command_id = reply->command_id;
+        outcome.policy_name = reply->policy_name;
+        outcome.policy_sha256 = reply->policy_sha256;
       } else if (reply->type == "error") {
         return Error{reply->status ? reply->status : kExitSupervisorError, reply->message};
       } else {  // exit

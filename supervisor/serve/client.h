@@ -23,6 +23,7 @@ struct ExecOutcome {
   int status = 0;          // the command's, as `supervise --` exits with it
   bool timed_out = false;  // --timeout killed it (status is then its signal's)
   std::string command_id;
+  std::string policy_name, policy_sha256;  // what the daemon ran it under
 };
 
 // Runs `request` through the daemon with `stdio` (stdin, stdout, stderr fds

@@ -531,6 +531,8 @@ Status Daemon::spawn(Connection& c, const ExecRequest& request) {
   Reply started;
   started.type = "started";
   started.command_id = c.command_id;
+  started.policy_name = policy_->name;
+  started.policy_sha256 = policy_sha256_;
   sendFrame(c.fd.get(), encodeReply(started));
   // The next ready session is set up once this command is under way (or
   // has ended, onRunnerEnd): its set-up must not compete with this start.

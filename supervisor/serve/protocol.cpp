@@ -154,6 +154,8 @@ std::string encodeReply(const Reply& reply) {
   if (reply.type == "started") {
     j["command_id"] = reply.command_id;
     j["session_id"] = reply.session_id;
+    j["policy_name"] = reply.policy_name;
+    j["policy_sha256"] = reply.policy_sha256;
   } else if (reply.type == "exit") {
     j["status"] = reply.status;
     j["signal"] = reply.signal;
@@ -200,6 +202,8 @@ Result<Reply> decodeReply(std::string_view body) {
       return bad("unknown reply type \"" + r.type + "\"");
     r.command_id = j.value("command_id", "");
     r.session_id = j.value("session_id", "");
+    r.policy_name = j.value("policy_name", "");
+    r.policy_sha256 = j.value("policy_sha256", "");
     auto status = intField(j, "status", 0, 255, 0);
     auto signal = intField(j, "signal", 0, 64, 0);
     if (!status || !signal) return bad("\"status\" or \"signal\" out of range");

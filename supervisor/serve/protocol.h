@@ -44,8 +44,10 @@ struct ExecRequest {
 // What the daemon sends. `type` decides which fields mean something.
 struct Reply {
   std::string type;  // "started" | "exit" | "error"
-  // started
+  // started: also the policy the command runs under (the daemon's, which a
+  // reload may have changed since the client last asked)
   std::string command_id, session_id;
+  std::string policy_name, policy_sha256;
   // exit: the status `supervise exec` exits with (the same codes as
   // `supervise --`), the signal that ended the command (0: none), and
   // whether the daemon killed it for --timeout.

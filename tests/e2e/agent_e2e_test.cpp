@@ -206,6 +206,10 @@ TEST_F(Agent, McpScriptedSession) {
   EXPECT_TRUE(contains(text(denied), "refused by the policy")) << text(denied);
   EXPECT_TRUE(contains(d["stderr"], "Permission denied")) << denied.dump();
   EXPECT_FALSE(d["command_id"].get<std::string>().empty());
+  // Same directory, same flags: the daemon ran it under the policy explain answers with.
+  EXPECT_EQ(d["policy"]["sha256"].get<std::string>().size(), 64u) << denied.dump();
+  EXPECT_EQ(d["policy"]["explained"], true) << denied.dump();
+  EXPECT_FALSE(contains(text(denied), "not the one `explain` answers with")) << text(denied);
 
   json ok = mcp.call(4, "tools/call",
                      {{"name", "run"}, {"arguments", {{"argv", {"/bin/echo", "hello", "world"}}}}});
@@ -303,6 +307,18 @@ TEST_F(Agent, McpCancelKillsTheRunningCommand) {
   // The next answer is the ping's: none ever comes for id 2.
   json pong = mcp.call(3, "ping", json::object());
   EXPECT_EQ(pong["result"], json::object()) << pong.dump();
+  mcp.closeInput();
+  EXPECT_EQ(mcp.waitExit(10s), 0);
+}
+
+// A server started with other policy flags than the daemon's explains with
+// another policy than the one commands run under: each run result says so.
+TEST_F(Agent, McpSaysWhenTheDaemonRunsAnotherPolicy) {
+  McpProcess mcp({kSupervise, "mcp", "--socket", daemon_->socket(), "--preset", "strict"}, ws_);
+  mcp.call(1, "initialize", {{"protocolVersion", "2025-06-18"}});
+  json r = mcp.call(2, "tools/call", {{"name", "run"}, {"arguments", {{"command", "true"}}}});
+  EXPECT_EQ(r["result"]["structuredContent"]["policy"]["explained"], false) << r.dump();
+  EXPECT_TRUE(contains(text(r), "not the one `explain` answers with")) << text(r);
   mcp.closeInput();
   EXPECT_EQ(mcp.waitExit(10s), 0);
 }
