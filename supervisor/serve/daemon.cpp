@@ -549,7 +549,13 @@ void Daemon::abortCommand(Connection& c, char why) {
 
 void Daemon::onTimer(Connection& c) {
   if (c.closing) return;
-  if (!c.running()) return refuse(c, kExitPolicyError, "no request within 10 s");
+  if (!c.running()) {
+    // A loop iteration that took long (forks under load) runs the timers
+    // before the polls: a request that came meanwhile is read first.
+    onReadable(c);
+    if (c.closing || c.running()) return;
+    return refuse(c, kExitPolicyError, "no request within 10 s");
+  }
   c.timed_out = true;
   abortCommand(c, kAbortTimeout);
 }
@@ -712,9 +718,9 @@ int Daemon::run() {
   ready_timer_.data = this;
   uv_timer_start(&ready_timer_, [](uv_timer_t* t) { static_cast<Daemon*>(t->data)->onReadyTimer(); },
                  kReadyMaxAgeMs / 4, kReadyMaxAgeMs / 4);
-  refillReady();
   say("listening on " + options_.socket_path + " (policy " + policy_->name + ", sha256 " +
       policy_sha256_.substr(0, 12) + "…)");
+  refillReady();
 
   uv_run(&loop_, UV_RUN_DEFAULT);
 

@@ -903,7 +903,16 @@ void PreparedSession::prepare() {
   said_ = UniqueFd(::memfd_create("supervise-ready-session", MFD_CLOEXEC));
   UniqueFd stderr_copy(::fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3));
   if (said_ && stderr_copy) ::dup2(said_.get(), STDERR_FILENO);
-  failed_ = runSteps(s, {SV_STEP(probeHost), SV_STEP(createCgroup), SV_STEP(chooseBackend)});
+  failed_ = runSteps(s, {SV_STEP(probeHost)});
+  // Without Landlock the floor is a mount namespace, planned for the
+  // command's cwd from a walk of that moment: run() sets the session up
+  // from scratch then, so nothing more is prepared.
+  if (!failed_ && s.host.landlock_abi == 0 && s.compiled.landlock.paths) {
+    unpreparable_ = "the floor is a mount namespace, planned for the command's cwd";
+    if (stderr_copy) ::dup2(stderr_copy.get(), STDERR_FILENO);
+    return;
+  }
+  if (!failed_) failed_ = runSteps(s, {SV_STEP(createCgroup), SV_STEP(chooseBackend)});
   // Landlock binds each rule to the inode its path names when the ruleset
   // is built (next): run() checks that every path still names the same one.
   for (const auto& rule : s.compiled.landlock.rules)
@@ -917,9 +926,10 @@ void PreparedSession::prepare() {
 
 std::string PreparedSession::staleBecause() const {
   if (!state_) return "not prepared";
-  // The mount floor's walk found the protected names that existed then, and
-  // its plan enters the daemon's cwd: only a fresh one is right.
-  if (state_->mount_floor) return "the mount floor is planned for the command's cwd";
+  if (!unpreparable_.empty()) return unpreparable_;
+  // A mount floor planned anyway (a ruleset that failed to build under the
+  // unsafe fallback): its walk and cwd are the daemon's, never the command's.
+  if (state_->mount_floor) return "the floor is a mount namespace, planned for another cwd";
   for (const auto& [path, identity] : landlock_paths_)
     if (identityOf(path) != identity) return path + " changed since it was prepared";
   return {};

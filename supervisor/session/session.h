@@ -80,9 +80,10 @@ struct SessionState;  // session.cpp
 // that moment, exactly as runSession() would have. What prepare() said on
 // stderr is replayed on the stderr run() finds; a failure of prepare() is
 // run()'s exit status. A prepared session that no longer fits the host —
-// a Landlock rule's path now names another inode (or exists, or is gone),
-// or the floor is a mount namespace planned for a cwd — is torn down and
-// run() is runSession() from scratch.
+// a Landlock rule's path now names another inode (or exists, or is gone) —
+// is torn down and run() is runSession() from scratch; where the floor is a
+// mount namespace (no Landlock; planned for the command's cwd) prepare()
+// stops after the probe and run() is runSession() from scratch.
 class PreparedSession {
  public:
   explicit PreparedSession(const SessionOptions& options);  // must outlive it
@@ -99,6 +100,7 @@ class PreparedSession {
   const SessionOptions& options_;
   std::unique_ptr<SessionState> state_;
   std::optional<int> failed_;
+  std::string unpreparable_;  // why prepare() stopped after the probe
   UniqueFd said_;  // prepare()'s stderr
   std::vector<std::pair<std::string, std::optional<std::pair<dev_t, ino_t>>>> landlock_paths_;
 };

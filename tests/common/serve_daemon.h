@@ -37,7 +37,8 @@ class ServeDaemon {
   std::string auditFile() const { return dir_ + "/audit.jsonl"; }
   std::string log() const { return slurp(dir_ + "/serve.log"); }
 
-  // False, and *why, when it exited or did not listen within 5 s.
+  // False, and *why, when it exited or did not listen within 30 s (a
+  // sanitized build on a loaded host is slow to start).
   bool start(const std::vector<std::string>& extra, std::string* why) {
     std::vector<std::string> argv = {supervise_, "serve",        "--socket",
                                      socket(),   "--audit-file", auditFile()};
@@ -62,7 +63,7 @@ class ServeDaemon {
       ::execv(supervise_.c_str(), cargv.data());
       ::_exit(127);
     }
-    for (int i = 0; i < 500; ++i) {
+    for (int i = 0; i < 3000; ++i) {
       if (log().find("listening on") != std::string::npos) return true;
       int status = 0;
       if (::waitpid(pid_, &status, WNOHANG) == pid_) {

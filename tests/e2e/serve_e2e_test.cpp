@@ -286,10 +286,14 @@ TEST_F(Serve, AKilledClientKillsItsCommandNotTheDaemon) {
                 "echo $$ > pid.tmp && mv pid.tmp pid && exec sleep 60"},
                dir_ + "/killed", options, [&](pid_t pid) { client = pid; });
   });
-  for (int i = 0; i < 1000 && !fs::exists(pid_file); ++i) std::this_thread::sleep_for(10ms);
-  ASSERT_TRUE(fs::exists(pid_file)) << slurp(dir_ + "/killed.err");
+  for (int i = 0; i < 6000 && !fs::exists(pid_file); ++i) std::this_thread::sleep_for(10ms);
+  if (!fs::exists(pid_file)) {  // the client thread is joined before the test ends, in any case
+    if (client > 0) ::kill(client, SIGKILL);
+    runner.join();
+    FAIL() << "the command did not start: " << slurp(dir_ + "/killed.err");
+  }
   const pid_t command = std::stoi(slurp(pid_file));
-  ASSERT_EQ(::kill(command, 0), 0);
+  EXPECT_EQ(::kill(command, 0), 0);
   ::kill(client, SIGKILL);
   runner.join();
   bool gone = false;
@@ -450,7 +454,7 @@ TEST_F(Serve, SignalsToTheClientReachTheCommand) {
                     "trap 'echo got-term; exit 42' TERM; touch ready; while :; do sleep 0.1; done"},
                    dir_ + "/sig", options, [&](pid_t pid) { client = pid; });
   });
-  for (int i = 0; i < 1000 && !fs::exists(ws_ + "/ready"); ++i) std::this_thread::sleep_for(10ms);
+  for (int i = 0; i < 6000 && !fs::exists(ws_ + "/ready"); ++i) std::this_thread::sleep_for(10ms);
   ::kill(client, SIGTERM);
   runner.join();
   EXPECT_EQ(r.status, 42) << r.describe();
@@ -460,7 +464,7 @@ TEST_F(Serve, SignalsToTheClientReachTheCommand) {
 TEST_F(Serve, PastTheCapTheRefusalIsClear) {
   startDaemon({"--max-commands", "1"});
   std::thread first([&] { exec({"sh", "-c", "touch started; sleep 3"}); });
-  for (int i = 0; i < 1000 && !fs::exists(ws_ + "/started"); ++i) std::this_thread::sleep_for(10ms);
+  for (int i = 0; i < 6000 && !fs::exists(ws_ + "/started"); ++i) std::this_thread::sleep_for(10ms);
   auto second = exec({"true"});
   first.join();
   EXPECT_EQ(second.status, 125) << second.describe();
@@ -473,7 +477,7 @@ TEST_F(Serve, SigtermDrainsEverySession) {
   startDaemon();
   CommandResult r;
   std::thread runner([&] { r = exec({"sh", "-c", "touch running; exec sleep 60"}); });
-  for (int i = 0; i < 1000 && !fs::exists(ws_ + "/running"); ++i) std::this_thread::sleep_for(10ms);
+  for (int i = 0; i < 6000 && !fs::exists(ws_ + "/running"); ++i) std::this_thread::sleep_for(10ms);
   EXPECT_EQ(stopDaemon(), 0) << slurp(dir_ + "/serve.log");
   runner.join();
   EXPECT_EQ(r.status, 128 + SIGKILL) << r.describe();
@@ -591,9 +595,14 @@ pid_t awaitPreparedRunner(pid_t daemon) {
   return -1;
 }
 
-bool readySessionsOff() {
+// Why this variant prepares no ready session, or "".
+std::string noReadySessions() {
   const char* n = std::getenv("SUPERVISE_TEST_READY_SESSIONS");
-  return n && std::string(n) == "0";
+  if (n && std::string(n) == "0") return "ready sessions are off in this variant";
+  const char* off = std::getenv("SUPERVISE_TEST_DISABLE");
+  if (off && std::string(off).find("landlock") != std::string::npos)
+    return "no ready session is prepared where the floor is a mount namespace (runner.h)";
+  return "";
 }
 
 // Ready sessions (docs/serve.md): a session set up before its request. One
@@ -601,7 +610,7 @@ bool readySessionsOff() {
 // missing path grants nothing): the runner must not use it, and sets a
 // fresh one up, in which the root is writable.
 TEST_F(Serve, AReadySessionPreparedBeforeARootExistedIsNotUsed) {
-  if (readySessionsOff()) GTEST_SKIP() << "ready sessions are off in this variant";
+  if (const std::string why = noReadySessions(); !why.empty()) GTEST_SKIP() << why;
   // Outside every root the policy grants anyway (/tmp is one).
   const std::string later = "/srv/" + fs::path(dir_).filename().string() + "-later";
   struct Cleanup {
@@ -629,7 +638,7 @@ TEST_F(Serve, AReadySessionPreparedBeforeARootExistedIsNotUsed) {
 // A ready runner that dies before its request is replaced; the commands
 // that come meanwhile run all the same.
 TEST_F(Serve, AReadyRunnerThatDiesIsReplaced) {
-  if (readySessionsOff()) GTEST_SKIP() << "ready sessions are off in this variant";
+  if (const std::string why = noReadySessions(); !why.empty()) GTEST_SKIP() << why;
   startDaemon();
   const pid_t runner = awaitPreparedRunner(daemon_->pid());
   ASSERT_GT(runner, 0) << daemon_->log();
