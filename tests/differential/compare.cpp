@@ -1,6 +1,7 @@
 // The comparison of compare.h.
 #include "tests/differential/compare.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <map>
@@ -43,11 +44,11 @@ const KnownDifference* knownFor(const std::string& text,
 
 Comparison compare(const std::vector<Request>& requests, const std::vector<Expectation>& expected,
                    const std::vector<int>& outcomes, const AuditTrail& trail,
-                   const std::vector<EventKey>& extra, const std::vector<KnownDifference>& known) {
+                   const std::vector<EventKey>& extra, const CompareOptions& options) {
   Comparison c;
   c.requests = requests.size();
   auto note = [&](const std::string& text, const std::string& line) {
-    if (const KnownDifference* k = knownFor(text, known)) {
+    if (const KnownDifference* k = knownFor(text, options.known)) {
       ++c.known;
       c.lines.push_back("known: " + line + "\n    because " + k->reason);
     } else {
@@ -64,6 +65,11 @@ Comparison compare(const std::vector<Request>& requests, const std::vector<Expec
                                     "': no outcome (the runner stopped early)");
       break;
     }
+    if (std::find(options.undecided.begin(), options.undecided.end(), outcomes[i]) !=
+        options.undecided.end()) {
+      ++c.undecided;
+      continue;
+    }
     const bool denied = deniedBy(outcomes[i]);
     ++(denied ? c.denied : c.allowed);
     if (denied == (expected[i].verdict == policy::Verdict::Deny)) continue;
@@ -79,6 +85,9 @@ Comparison compare(const std::vector<Request>& requests, const std::vector<Expec
                    (deniedBy(err) ? "deny" : "allow") + " (" + errnoName(err) + ")");
   }
 
+  if (trail.dropped)
+    note("", std::to_string(trail.dropped) + " audit events dropped by the session");
+  if (!options.with_events) return c;
   // Events, as multisets per thing decided.
   std::map<std::string, Tally> want, got;
   std::map<std::string, size_t> first_request;
@@ -114,8 +123,6 @@ Comparison compare(const std::vector<Request>& requests, const std::vector<Expec
          "events for '" + w + "' (first request " + request + "): engine " + describe(a) +
              ", backend " + describe(b));
   }
-  if (trail.dropped)
-    note("", std::to_string(trail.dropped) + " audit events dropped by the session");
   return c;
 }
 

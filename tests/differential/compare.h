@@ -27,18 +27,30 @@ struct KnownDifference {
 };
 
 struct Comparison {
-  size_t requests = 0, allowed = 0,
-         denied = 0;       // as the backend's syscalls ended
-  size_t differences = 0;  // distinct, not known
-  size_t known = 0;        // distinct, known
+  size_t requests = 0;
+  size_t allowed = 0, denied = 0;  // as the backend's syscalls ended
+  size_t undecided = 0;            // failed before any policy was asked (CompareOptions)
+  size_t differences = 0;          // distinct, not known
+  size_t known = 0;                // distinct, known
   size_t events_compared = 0, events_ignored = 0;
   std::vector<std::string> lines;  // every distinct difference, known ones marked
+};
+
+struct CompareOptions {
+  std::vector<KnownDifference> known;
+  // The oracle predicts the events of the user-notify handler and the cgroup
+  // programs (the host and ptrace backends); without them only verdicts.
+  bool with_events = true;
+  // Outcomes that mean the kernel failed the call before any policy was
+  // asked (the BPF LSM's hooks run after the lookup: a missing source is
+  // ENOENT, an existing target EEXIST): neither allowed nor denied.
+  std::vector<int> undecided;
 };
 
 // `expected[i]` is the oracle's for `requests[i]`; `extra` are events the
 // session writes besides the requests' (the command's own exec).
 Comparison compare(const std::vector<Request>& requests, const std::vector<Expectation>& expected,
                    const std::vector<int>& outcomes, const AuditTrail& trail,
-                   const std::vector<EventKey>& extra, const std::vector<KnownDifference>& known);
+                   const std::vector<EventKey>& extra, const CompareOptions& options);
 
 }  // namespace sv::differential

@@ -1,16 +1,12 @@
 // Builds and removes the differential test's file tree (fixture.h).
 #include "tests/differential/fixture.h"
 
-#include <sys/socket.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <utility>
-
-#include "common/unique_fd.h"
 
 namespace sv::differential {
 namespace {
@@ -26,20 +22,6 @@ Status writeFile(const std::string& path, const std::string& text) {
 
 Status symlinkTo(const std::string& target, const std::string& link) {
   if (::symlink(target.c_str(), link.c_str()) != 0) return errnoError("symlink " + link);
-  return {};
-}
-
-// A socket file that refuses connections: bound, never listening, closed.
-// A connect the policy allows then fails ECONNREFUSED, a denied one EPERM.
-Status boundUnixSocket(const std::string& path) {
-  UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
-  if (!fd) return errnoError("socket");
-  sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  if (path.size() >= sizeof addr.sun_path) return Error{ENAMETOOLONG, "bind " + path};
-  path.copy(addr.sun_path, path.size());
-  if (::bind(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0)
-    return errnoError("bind " + path);
   return {};
 }
 
@@ -82,20 +64,20 @@ Status buildTree(const std::string& root, const std::string& program) {
   SV_TRY(symlinkTo("/usr/bin/id", ws + "/link-id"));
   SV_TRY(symlinkTo("../ws/.env", out + "/link-in"));
   SV_TRY(symlinkTo("../ws/tools/ok-prog", out + "/link-ok-prog"));
-  SV_TRY(boundUnixSocket(ws + "/sock"));
-  SV_TRY(boundUnixSocket(ws + "/.env.sock"));
-  SV_TRY(boundUnixSocket(out + "/sock"));
-  SV_TRY(boundUnixSocket(root + "/shared/sock"));
   return {};
 }
 
 }  // namespace
 
-Result<Fixture> Fixture::create(const std::string& program) {
-  char tmpl[] = "/tmp/sv-differential-XXXXXX";
-  if (!::mkdtemp(tmpl)) return errnoError("mkdtemp");
-  Fixture f{std::string(tmpl)};  // removes the tree again if building it fails
+Result<Fixture> Fixture::create(const std::string& program, const std::string& parent) {
+  std::string tmpl = parent + "/sv-differential-XXXXXX";
+  if (!::mkdtemp(tmpl.data())) return errnoError("mkdtemp in " + parent);
+  Fixture f{tmpl};  // removes the tree again if building it fails
   SV_TRY(buildTree(f.root_, program));
+  auto listeners = UnixListeners::start({f.workspace() + "/sock", f.workspace() + "/.env.sock",
+                                         f.outside() + "/sock", f.shared() + "/sock"});
+  if (!listeners) return listeners.error();
+  f.listeners_ = std::move(*listeners);
   f.dirfds_ = {f.workspace() + "/src", f.outside(), f.workspace() + "/.git", f.shared()};
   return f;
 }
@@ -103,7 +85,9 @@ Result<Fixture> Fixture::create(const std::string& program) {
 Fixture::Fixture(std::string root) : root_(std::move(root)) {}
 
 Fixture::Fixture(Fixture&& other) noexcept
-    : root_(std::exchange(other.root_, "")), dirfds_(std::move(other.dirfds_)) {}
+    : root_(std::exchange(other.root_, "")),
+      dirfds_(std::move(other.dirfds_)),
+      listeners_(std::move(other.listeners_)) {}
 
 Fixture::~Fixture() {
   if (root_.empty() || std::getenv("SV_DIFFERENTIAL_KEEP")) return;
@@ -113,7 +97,10 @@ Fixture::~Fixture() {
 
 std::string Fixture::policyJson() const {
   // Preset "none" underneath: everything the engine and the backends use is
-  // written here, nothing is derived from the launching environment.
+  // written here, nothing is derived from the launching environment. The
+  // outside and meta dirs are readable roots of their own, so the fixture
+  // means the same below /tmp (a system read path) and elsewhere (the VM
+  // guest's scratch tmpfs).
   return R"({
   "version": 1,
   "mode": "enforce",
@@ -121,6 +108,10 @@ std::string Fixture::policyJson() const {
     "writableRoots": [{"path": ".", "id": "workspace"}, {"path": ")" +
          shared() +
          R"(", "id": "shared"}],
+    "readableRoots": [{"path": ")" +
+         outside() + R"(", "id": "outside-read"},
+                      {"path": ")" +
+         meta() + R"(", "id": "meta-read"}],
     "denyRead": [{"path": "./secrets/**", "id": "deny-read-secrets"}, "*.key"],
     "denyWrite": [
       {"path": ".env", "id": "deny-write-env"},

@@ -7,29 +7,32 @@
 //                    (deny-read), tools/{ok-prog,blocked-prog} (copies of the
 //                    runner), symlinks in (link-env, link-src, link-ok-prog,
 //                    ...) and out (link-out -> ../outside, link-hostname ->
-//                    /etc/hostname, link-true -> /usr/bin/true), a bound unix
-//                    socket nobody listens on
-//   ROOT/outside/    readable (every preset reads /tmp), not writable: a file,
-//                    a symlink back in (link-in -> ../ws/.env), a program, a
-//                    socket
-//   ROOT/shared/     a second writable root
+//                    /etc/hostname, link-true -> /usr/bin/true), listening
+//                    unix sockets (sock, .env.sock; unix_listeners.h)
+//   ROOT/outside/    readable, not writable: a file, a symlink back in
+//                    (link-in -> ../ws/.env), a program, a listening socket
+//   ROOT/shared/     a second writable root, with a listening socket
 //   ROOT/meta/       the policy, the request list, the audit file, outputs
 //
-// ROOT is under /tmp, which the test policy does not make writable.
+// ROOT is below /tmp (in the VM guest: its tmpfs scratch dir), which the test
+// policy does not make writable.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "common/result.h"
+#include "tests/differential/unix_listeners.h"
 
 namespace sv::differential {
 
 class Fixture {
  public:
-  // Builds the tree; `program` (the runner) is copied into it as the
-  // workspace's and the outside dir's executables.
-  static Result<Fixture> create(const std::string& program);
+  // Builds the tree in a new directory below `parent`; `program` (the
+  // runner) is copied into it as the workspace's and the outside dir's
+  // executables.
+  static Result<Fixture> create(const std::string& program, const std::string& parent);
 
   Fixture(Fixture&& other) noexcept;
   Fixture& operator=(Fixture&&) = delete;
@@ -53,6 +56,7 @@ class Fixture {
   explicit Fixture(std::string root);
   std::string root_;
   std::vector<std::string> dirfds_;
+  std::unique_ptr<UnixListeners> listeners_;
 };
 
 }  // namespace sv::differential
