@@ -36,6 +36,10 @@ std::string fileOperation(Kind kind) {
       return "write";
     case Kind::Create:
       return "create";
+    case Kind::Chmod:
+      return "chmod";
+    case Kind::Symlink:
+      return "symlink";
     case Kind::Unlink:
       return "unlink";
     case Kind::Mkdir:
@@ -92,18 +96,25 @@ Expectation Oracle::expect(const Request& q) const {
     case Kind::OpenPath:
     case Kind::OpenWrite:
     case Kind::Create:
+    case Kind::Chmod:
     case Kind::Unlink:
     case Kind::Mkdir:
     case Kind::Rmdir: {
-      // open and open-for-write follow a final symlink; O_CREAT|O_EXCL,
+      // open, open-for-write and chmod follow a final symlink; O_CREAT|O_EXCL,
       // unlink, rmdir and mkdir act on the name itself.
       const bool read = q.kind == Kind::OpenRead || q.kind == Kind::OpenPath;
-      const bool follow = read || q.kind == Kind::OpenWrite;
+      const bool follow = read || q.kind == Kind::OpenWrite || q.kind == Kind::Chmod;
       const std::string p = resolve(q.dir, q.path, follow);
       decide(
           read ? Operation::Read : Operation::Write,
           "file " + fileOperation(q.kind) + " " + p + (q.kind == Kind::OpenPath ? " (O_PATH)" : ""),
           p, &e);
+      return e;
+    }
+    case Kind::Symlink: {
+      // A write to the link's own name; its target is judged when opened.
+      const std::string p = resolve(q.dir, q.path, false);
+      decide(Operation::Write, "file symlink " + p + " " + q.path2, p, &e);
       return e;
     }
     case Kind::Rename:
@@ -123,6 +134,7 @@ Expectation Oracle::expect(const Request& q) const {
     }
     case Kind::Tcp4:
     case Kind::Udp4:
+    case Kind::Udp4Send:
     case Kind::Tcp6: {
       policy::Request r;
       r.op = Operation::Connect;
@@ -131,9 +143,11 @@ Expectation Oracle::expect(const Request& q) const {
       const policy::Decision d = engine_.decide(r);
       e.verdict = d.verdict;
       e.rule = std::string(d.rule_id);
-      e.events.push_back({"network connect " + std::string(q.kind == Kind::Udp4 ? "udp" : "tcp") +
-                              " " + policy::ipToString(r.ip) + " " + std::to_string(q.port),
-                          std::string(verdictName(d.verdict)), e.rule});
+      const bool udp = q.kind == Kind::Udp4 || q.kind == Kind::Udp4Send;
+      e.events.push_back(
+          {std::string(q.kind == Kind::Udp4Send ? "network sendmsg " : "network connect ") +
+               (udp ? "udp " : "tcp ") + policy::ipToString(r.ip) + " " + std::to_string(q.port),
+           std::string(verdictName(d.verdict)), e.rule});
       return e;
     }
     case Kind::Unix: {

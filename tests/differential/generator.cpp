@@ -210,53 +210,65 @@ class Generator {
 
   void step() {
     const int roll = std::uniform_int_distribution<int>(0, 99)(rng_);
-    if (roll < 21) return add(Kind::OpenRead, pick(files_));
-    if (roll < 24) return add(Kind::OpenPath, pick(files_));
-    if (roll < 38) return add(Kind::OpenWrite, pick(files_));
-    if (roll < 52) {
+    if (roll < 19) return add(Kind::OpenRead, pick(files_));
+    if (roll < 22) return add(Kind::OpenPath, pick(files_));
+    if (roll < 34) return add(Kind::OpenWrite, pick(files_));
+    if (roll < 37) return add(Kind::Chmod, pick(files_));
+    if (roll < 49) {
       const Target t = freshName();
       add(Kind::Create, t);
       return add(Kind::Unlink, t);
     }
-    if (roll < 60) {
+    if (roll < 52) {  // a new symlink: its own name is judged, not its target
+      static const std::vector<std::string> kTargets = {".env", "src/main.c", "../outside/file.txt",
+                                                        "/etc/hostname"};
+      const Target t = freshName();
+      add(Kind::Symlink, t, {kCwd, pick(kTargets)});
+      return add(Kind::Unlink, t);
+    }
+    if (roll < 59) {
       Target t = pick(fresh_dirs_);
       const int n = ++serial_;
       t.path += (n % 2 ? "d-" : ".env.d-") + std::to_string(n);
       add(Kind::Mkdir, t);
       return add(Kind::Rmdir, t);
     }
-    if (roll < 68) {  // a new file renamed somewhere and back
+    if (roll < 66) {  // a new file renamed somewhere and back
       const Target from = freshName(), to = freshName();
       add(Kind::Create, from);
       add(Kind::Rename, from, to);
       add(Kind::Rename, to, from);
       return add(Kind::Unlink, from);
     }
-    if (roll < 74) {  // a new file linked somewhere, both names removed
+    if (roll < 71) {  // a new file linked somewhere, both names removed
       const Target from = freshName(), to = freshName();
       add(Kind::Create, from);
       add(Kind::Link, from, to);
       add(Kind::Unlink, to);
       return add(Kind::Unlink, from);
     }
-    if (roll < 76) {  // an existing file renamed away and back
+    if (roll < 73) {  // an existing file renamed away and back
       const Target from = pick(movable_), to = freshName();
       add(Kind::Rename, from, to);
       return add(Kind::Rename, to, from);
     }
-    if (roll < 78) {  // a second name for an existing file
+    if (roll < 75) {  // a second name for an existing file
       const Target from = pick(movable_), to = freshName();
       add(Kind::Link, from, to);
       return add(Kind::Unlink, to);
     }
-    if (roll < 80) return add(Kind::Exec, {kCwd, pick(programs_)});
-    if (roll < 86) {
+    if (roll < 77) return add(Kind::Exec, {kCwd, pick(programs_)});
+    if (roll < 83) {
       const auto& [ip, port] = pick(inet4_);
       return addConnect(Kind::Tcp4, ip, port);
     }
-    if (roll < 91) {
+    if (roll < 87) {
       const auto& [ip, port] = pick(inet4_);
       return addConnect(Kind::Udp4, ip, port);
+    }
+    if (roll < 90) {
+      const auto& [ip, port] = pick(inet4_);
+      return addConnect(Kind::Udp4Send, ip, port);
     }
     if (roll < 95) {
       const auto& [ip, port] = pick(inet6_);

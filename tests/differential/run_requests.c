@@ -63,6 +63,16 @@ static int inetConnect(int family, int type, const char* ip, int port) {
   return connectTo(AF_INET6, type, &a, sizeof a);
 }
 
+static int udpSend(const char* ip, int port) {
+  struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((unsigned short)port)};
+  if (inet_pton(AF_INET, ip, &a.sin_addr) != 1) return EINVAL;
+  int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return errno;
+  int err = sendto(fd, "x", 1, 0, (const struct sockaddr*)&a, sizeof a) == 1 ? 0 : errno;
+  close(fd);
+  return err;
+}
+
 static int unixConnect(const char* path) {
   struct sockaddr_un a = {.sun_family = AF_UNIX};
   if (strlen(path) >= sizeof a.sun_path) return ENAMETOOLONG;
@@ -98,6 +108,10 @@ static int perform(char** f, int n) {
   if (n == 3 && strcmp(op, "create") == 0)
     return outcome(
         syscall(SYS_openat, dirOf(f[1]), f[2], O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644), 1);
+  if (n == 3 && strcmp(op, "chmod") == 0)
+    return outcome(syscall(SYS_fchmodat, dirOf(f[1]), f[2], 0644), 0);
+  if (n == 4 && strcmp(op, "symlink") == 0)
+    return outcome(syscall(SYS_symlinkat, f[3], dirOf(f[1]), f[2]), 0);
   if (n == 3 && strcmp(op, "unlink") == 0)
     return outcome(syscall(SYS_unlinkat, dirOf(f[1]), f[2], 0), 0);
   if (n == 3 && strcmp(op, "rmdir") == 0)
@@ -111,6 +125,7 @@ static int perform(char** f, int n) {
   if (n == 2 && strcmp(op, "exec") == 0) return execute(f[1]);
   if (n == 3 && strcmp(op, "tcp4") == 0) return inetConnect(AF_INET, SOCK_STREAM, f[1], atoi(f[2]));
   if (n == 3 && strcmp(op, "udp4") == 0) return inetConnect(AF_INET, SOCK_DGRAM, f[1], atoi(f[2]));
+  if (n == 3 && strcmp(op, "udp4-send") == 0) return udpSend(f[1], atoi(f[2]));
   if (n == 3 && strcmp(op, "tcp6") == 0)
     return inetConnect(AF_INET6, SOCK_STREAM, f[1], atoi(f[2]));
   if (n == 2 && strcmp(op, "unix") == 0) return unixConnect(f[1]);
