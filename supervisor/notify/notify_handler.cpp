@@ -510,7 +510,9 @@ void NotifyHandler::injectOpened(Call& c, int fd, int flags, const Reopen* reope
           return;
         }
         UniqueFd owned(opened);
-        (void)listener->addFd(id, owned.get(), cloexec, true);
+        if (auto added = listener->addFd(id, owned.get(), cloexec, true);
+            !added && added.error().code != ENOENT)
+          (void)listener->respondErrno(id, added.error().code);  // see injectOpened below
       }).detach();
     } catch (...) {
       ::close(dup_listener);
@@ -524,7 +526,12 @@ void NotifyHandler::injectOpened(Call& c, int fd, int flags, const Reopen* reope
   // status flags; O_NONBLOCK absent clears it).
   if (!(flags & O_NONBLOCK))
     (void)::fcntl(fd, F_SETFL, flags & (O_APPEND | O_ASYNC | O_DIRECT | O_NOATIME));
-  (void)answer_.listener()->addFd(c.req.id, owned.get(), (flags & O_CLOEXEC) != 0, true);
+  auto added = answer_.listener()->addFd(c.req.id, owned.get(), (flags & O_CLOEXEC) != 0, true);
+  // ENOENT: the target is gone. Any other failure left the call unanswered,
+  // and its caller would wait for ever: EBADF is ADDFD refusing an O_PATH
+  // file (the kernel's fget() does not take them), which a walked path
+  // (symlinks, "..") reopens through /proc/self/fd.
+  if (!added && added.error().code != ENOENT) return finish(c, -added.error().code);
   c.answered = true;  // ADDFD|SEND answered it, or the target is gone
 }
 
