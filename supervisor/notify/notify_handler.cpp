@@ -640,6 +640,10 @@ void NotifyHandler::handleRename(Call& c, int olddir, uint64_t oldpath, int newd
   if (!permit(c, Operation::Write, from.real_path)) return;
   c.event.file.path2 = from.real_path;
   if (!permit(c, Operation::Write, to.real_path)) return;
+  c.event.file.path2 = to.real_path;
+  if (!readRuleFollows(c, from.object, from.real_path, to.real_path)) return;
+  if ((flags & RENAME_EXCHANGE) && !readRuleFollows(c, to.object, to.real_path, from.real_path))
+    return;
   if (!from.parent || !to.parent) return finish(c, -EBUSY);
   // Renaming a directory renames everything below it: `mv .git g; echo >>
   // g/config; mv g .git` must not launder a protected file through a name
@@ -650,6 +654,21 @@ void NotifyHandler::handleRename(Call& c, int olddir, uint64_t oldpath, int newd
   long rc = ::syscall(SYS_renameat2, from.parent.get(), from.name.c_str(), to.parent.get(),
                       to.name.c_str(), flags);
   finish(c, rc < 0 ? -errno : 0);
+}
+
+bool NotifyHandler::readRuleFollows(Call& c, const UniqueFd& object, const std::string& from,
+                                    const std::string& to) {
+  struct stat st;
+  if (object && ::fstat(object.get(), &st) == 0 && S_ISLNK(st.st_mode)) return true;
+  return readRuleFollowsName(c, from, to);
+}
+
+bool NotifyHandler::readRuleFollowsName(Call& c, const std::string& from, const std::string& to) {
+  const policy::Decision d = decide(c, Operation::Read, from);
+  if (d.verdict != Verdict::Deny || d.rule_id.starts_with("default-")) return true;
+  const policy::Decision there = decide(c, Operation::Read, to);
+  if (there.verdict == Verdict::Deny && !there.rule_id.starts_with("default-")) return true;
+  return record(c, Operation::Read, from, d);
 }
 
 bool NotifyHandler::directoryMovePermitted(Call& c, const ResolvedPath& dir,
@@ -695,6 +714,13 @@ bool NotifyHandler::directoryMovePermitted(Call& c, const ResolvedPath& dir,
           return permitted;
         }
       }
+      const std::string old_path = dir.real_path + "/" + child;
+      const std::string moved_path = new_path + "/" + child;
+      c.event.file.path2 = moved_path;
+      if (e->d_type != DT_LNK && !readRuleFollowsName(c, old_path, moved_path)) {
+        ::closedir(d);
+        return false;
+      }
       bool is_dir = e->d_type == DT_DIR;
       if (e->d_type == DT_UNKNOWN) {  // some filesystems don't fill d_type
         struct stat est;
@@ -724,6 +750,8 @@ void NotifyHandler::handleLink(Call& c, int olddir, uint64_t oldpath, int newdir
   if (!permit(c, Operation::Write, from.real_path)) return;
   c.event.file.path2 = from.real_path;
   if (!permit(c, Operation::Write, to.real_path)) return;
+  c.event.file.path2 = to.real_path;
+  if (!readRuleFollows(c, from.object, from.real_path, to.real_path)) return;
   if (!from.object) return finish(c, -ENOENT);
   if (to.object) return finish(c, -EEXIST);
   if (!to.parent) return finish(c, -EEXIST);

@@ -80,8 +80,18 @@ class NotifyHandler {
   void handleRename(Call& call, int olddir, uint64_t oldpath, int newdir, uint64_t newpath,
                     unsigned flags);
   // For a directory being renamed to `new_path`: no protected path may be
-  // inside it, neither under its old name nor under its new one.
+  // inside it, neither under its old name nor under its new one, and nothing
+  // that may not be read may come out under a name that may be.
   bool directoryMovePermitted(Call& call, const ResolvedPath& dir, const std::string& new_path);
+  // A file that a deny rule keeps from being read may get another name (a
+  // link, a rename) only where the rules keep it from being read too: else it
+  // could be read under that name. A symlink's own name is not what read
+  // rules judge (an open follows it), so `object` being one passes. Records
+  // only a refusal (the write checks of the two names are the call's own
+  // decisions).
+  bool readRuleFollows(Call& call, const UniqueFd& object, const std::string& from,
+                       const std::string& to);
+  bool readRuleFollowsName(Call& call, const std::string& from, const std::string& to);
   void handleLink(Call& call, int olddir, uint64_t oldpath, int newdir, uint64_t newpath, int flags);
   void handleSymlink(Call& call, uint64_t target, int newdir, uint64_t newpath);
   void handleTruncate(Call& call, uint64_t path, off_t length);

@@ -51,13 +51,6 @@ std::string realPath(const std::string& p) {
   return ::realpath(p.c_str(), buf) ? std::string(buf) : p;
 }
 
-// The host backend does not emulate O_PATH opens (README.md, known difference 3).
-constexpr const char* kHostOPath =
-    "host backend, read opens notified (a denyRead glob, or audit.level all): an allowed O_PATH "
-    "open fails, EINVAL where the emulation reopens with openat2 (which refuses the O_NONBLOCK "
-    "it adds beside O_PATH), EBADF where it reopens a walked path (SECCOMP_IOCTL_NOTIF_ADDFD "
-    "does not take O_PATH files); ptrace opens in the target itself";
-
 // The differences between the engine and a backend that are understood, each
 // with its reason (README.md, "Known differences").
 std::vector<KnownDifference> knownDifferences(const std::string& backend, const Fixture& f) {
@@ -68,13 +61,7 @@ std::vector<KnownDifference> knownDifferences(const std::string& backend, const 
   const std::string relative = "a relative path is refused outright (step 3): " + by_string;
   // The cgroup programs run first under every backend.
   std::vector<KnownDifference> known = {{"unix sock", relative}, {"unix link-out/sock", relative}};
-  if (backend == "bpf-lsm") {
-    known.push_back({"open-path ",
-                     "an O_PATH open reaches no LSM hook (the kernel does not call file_open for "
-                     "it, nor Landlock): a denyRead file is opened as a handle, with no access to "
-                     "its content; the user-notify and ptrace backends refuse it"});
-    return known;
-  }
+  if (backend == "bpf-lsm") return known;
   const std::string loader =
       "exec.allow has no pattern for the dynamic loader: Landlock grants EXECUTE only below the "
       "allow list's directories, so the kernel refuses to map /lib64/ld-linux-x86-64.so.2 for a "
@@ -91,10 +78,6 @@ std::vector<KnownDifference> knownDifferences(const std::string& backend, const 
                 {"exec /bin/true", loader},
                 {"exec link-true", loader},
                 {"ld-linux", loader}});
-  if (backend == "host")
-    known.push_back({"(O_PATH)", std::string(kHostOPath) +
-                                     "; the fast path's event names the path as written (a "
-                                     "symlink's own path, not its target's)"});
   return known;
 }
 
@@ -246,8 +229,9 @@ INSTANTIATE_TEST_SUITE_P(Backends, Differential, testing::Values("host", "ptrace
                          });
 
 // Errnos the host and ptrace backends give differently for the same request,
-// with the reason.
-std::vector<KnownDifference> knownErrnoDifferences() { return {{"open-path ", kHostOPath}}; }
+// with the reason. None today: the O_PATH opens that differed (the host
+// backend could not answer them) stay in the kernel on both.
+std::vector<KnownDifference> knownErrnoDifferences() { return {}; }
 
 // Beyond the verdict: the same request fails with the same errno on both
 // backends that share the user-notify handler (a smaller list: the verdicts

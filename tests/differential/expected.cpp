@@ -76,6 +76,13 @@ std::string Oracle::resolve(int dir, const std::string& path, bool follow_final)
   return joined;
 }
 
+policy::Decision Oracle::readDecision(const std::string& path) const {
+  policy::Request r;
+  r.op = Operation::Read;
+  r.path = path;
+  return engine_.decide(r);
+}
+
 EventKey Oracle::decide(Operation op, const std::string& what, const std::string& path,
                         Expectation* into) const {
   policy::Request r;
@@ -92,8 +99,13 @@ EventKey Oracle::decide(Operation op, const std::string& what, const std::string
 Expectation Oracle::expect(const Request& q) const {
   Expectation e;
   switch (q.kind) {
-    case Kind::OpenRead:
     case Kind::OpenPath:
+      // No decision: an O_PATH handle reads and writes nothing, so no backend
+      // judges it (docs/enforcement.md, "O_PATH handles"); what is done
+      // through it later is judged by the path it reaches.
+      e.verdict = Verdict::Allow;
+      return e;
+    case Kind::OpenRead:
     case Kind::OpenWrite:
     case Kind::Create:
     case Kind::Chmod:
@@ -102,13 +114,12 @@ Expectation Oracle::expect(const Request& q) const {
     case Kind::Rmdir: {
       // open, open-for-write and chmod follow a final symlink; O_CREAT|O_EXCL,
       // unlink, rmdir and mkdir act on the name itself.
-      const bool read = q.kind == Kind::OpenRead || q.kind == Kind::OpenPath;
+      const bool read = q.kind == Kind::OpenRead;
       const bool follow = read || q.kind == Kind::OpenWrite || q.kind == Kind::Chmod;
       const std::string p = resolve(q.dir, q.path, follow);
       decide(
           read ? Operation::Read : Operation::Write,
-          "file " + fileOperation(q.kind) + " " + p + (q.kind == Kind::OpenPath ? " (O_PATH)" : ""),
-          p, &e);
+          "file " + fileOperation(q.kind) + " " + p, p, &e);
       return e;
     }
     case Kind::Symlink: {
@@ -124,7 +135,19 @@ Expectation Oracle::expect(const Request& q) const {
       if (decide(Operation::Write, "file " + op + " " + from + " " + to, from, &e).decision ==
           "deny")
         return e;
-      decide(Operation::Write, "file " + op + " " + to + " " + from, to, &e);
+      if (decide(Operation::Write, "file " + op + " " + to + " " + from, to, &e).decision ==
+          "deny")
+        return e;
+      // A file a deny rule keeps from being read gets no name it could be
+      // read under (NotifyHandler::readRuleFollows); only a refusal is an event.
+      struct stat st {};
+      if (::lstat(from.c_str(), &st) == 0 && S_ISLNK(st.st_mode)) return e;  // opens follow it
+      const policy::Decision read = readDecision(from);
+      if (read.verdict == Verdict::Deny && !read.rule_id.starts_with("default-")) {
+        const policy::Decision there = readDecision(to);
+        if (there.verdict != Verdict::Deny || there.rule_id.starts_with("default-"))
+          decide(Operation::Read, "file " + op + " " + from + " " + to, from, &e);
+      }
       return e;
     }
     case Kind::Exec: {

@@ -100,11 +100,12 @@ std::vector<Target> freshDirs(const Fixture& f) {
 }
 
 // Files the generator renames or links away (then back): protected ones, a
-// symlink (the link itself is renamed, not .env), one outside the roots.
+// symlink (the link itself is renamed, not .env), one outside the roots, and
+// deny-read ones (a new name they could be read under is refused).
 std::vector<Target> movableExisting() {
   return {{kCwd, ".env"},         {kCwd, ".git/config"},         {kCwd, "protected/notes.txt"},
           {kCwd, "link-env"},     {kCwd, "../outside/file.txt"}, {kCwd, ".git/hooks/pre-commit"},
-          {kSrc, "../.env.local"}};
+          {kSrc, "../.env.local"}, {kCwd, "secrets/api.key"},   {kSrc, "server.key"}};
 }
 
 std::vector<std::string> programs(const Fixture& f) {
@@ -192,6 +193,15 @@ class Generator {
     return t;
   }
 
+  // A fresh name no denyRead rule covers (not `*.key`, not in secrets/): a
+  // file renamed there can come back (from a deny-read name it could not).
+  Target readableFreshName() {
+    for (;;) {
+      Target t = freshName();
+      if (!t.path.ends_with(".key") && t.path.find("secrets/") == std::string::npos) return t;
+    }
+  }
+
   void add(Kind kind, const Target& a, const Target& b = {kCwd, ""}) {
     Request r;
     r.kind = kind;
@@ -248,7 +258,9 @@ class Generator {
       return add(Kind::Unlink, from);
     }
     if (roll < 73) {  // an existing file renamed away and back
-      const Target from = pick(movable_), to = freshName();
+      const Target from = pick(movable_);
+      const bool secret = from.path.ends_with(".key");
+      const Target to = secret ? freshName() : readableFreshName();
       add(Kind::Rename, from, to);
       return add(Kind::Rename, to, from);
     }

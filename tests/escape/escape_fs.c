@@ -259,12 +259,57 @@ static void foreignFd(void) {
   }
 }
 
+/* A deny-read file (secret.txt, and everything in vault/) read under another
+ * name: an O_PATH handle (allowed: it reads nothing) reopened or used as a
+ * directory, a hard link, a rename, a directory move, an exchange, a symlink.
+ * Every read that works prints the content, which the driver looks for. */
+static void readThrough(const char* what, const char* path) {
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  mustFail(what, fd);
+  if (fd >= 0) {
+    char buf[64] = {0};
+    (void)!read(fd, buf, sizeof buf - 1);
+    printf("READ %s: %s\n", what, buf);
+    close(fd);
+  }
+}
+
+static void readNames(void) {
+  int handle = open("secret.txt", O_PATH | O_CLOEXEC);
+  setupOk("open secret.txt O_PATH (a handle reads nothing)", handle);
+  char proc[64];
+  snprintf(proc, sizeof proc, "/proc/self/fd/%d", handle);
+  readThrough("reopen the O_PATH fd for read", proc);
+  snprintf(proc, sizeof proc, "/proc/thread-self/fd/%d", handle);
+  readThrough("reopen via /proc/thread-self/fd", proc);
+  int vault = open("vault", O_PATH | O_DIRECTORY | O_CLOEXEC);
+  setupOk("open vault O_PATH", vault);
+  int fd = openat(vault, "key", O_RDONLY | O_CLOEXEC);
+  mustFail("openat(vault O_PATH fd, key)", fd);
+  mustFail("link(secret.txt, copy)", link("secret.txt", "copy"));
+  readThrough("read the link", "copy");
+  mustFail("linkat(/proc/self/fd/N, copy2, AT_SYMLINK_FOLLOW)",
+           linkat(AT_FDCWD, proc, AT_FDCWD, "copy2", AT_SYMLINK_FOLLOW));
+  mustFail("rename(secret.txt, moved)", rename("secret.txt", "moved"));
+  readThrough("read the moved file", "moved");
+  mustFail("rename(vault, opened)", rename("vault", "opened"));
+  readThrough("read the moved directory's file", "opened/key");
+  mustFail("renameat2(secret.txt, notes.txt, RENAME_EXCHANGE)",
+           syscall(SYS_renameat2, AT_FDCWD, "secret.txt", AT_FDCWD, "notes.txt", RENAME_EXCHANGE));
+  int notes = open("notes.txt", O_RDONLY | O_CLOEXEC);  /* readable: must still be the notes */
+  char buf[64] = {0};
+  if (notes >= 0 && read(notes, buf, sizeof buf - 1) > 0) printf("notes.txt holds: %s", buf);
+  setupOk("symlink(secret.txt, sl) (its own name is not judged)", symlink("secret.txt", "sl"));
+  readThrough("read through the symlink", "sl");
+}
+
 int main(int argc, char** argv) {
   static const struct AttackCase kCases[] = {
       {"hardlink", hardlink},  {"rename-onto", renameOnto}, {"opath-reopen", opathReopen},
       {"proc-root", procRoot}, {"dotdot", dotdot},          {"long-path", longPath},
       {"non-utf8", nonUtf8},   {"openat2", oddOpenat2},     {"fd-metadata", fdMetadata},
       {"vfork", viaVfork},     {"foreign-fd", foreignFd},   {"received-fd", receivedFd},
+      {"read-names", readNames},
   };
   return dispatch(kCases, sizeof kCases / sizeof *kCases, argc, argv);
 }

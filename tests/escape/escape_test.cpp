@@ -349,6 +349,29 @@ INSTANTIATE_TEST_SUITE_P(Escape, FsEscape, testing::ValuesIn(kFsCases),
                            return n;
                          });
 
+// A deny-read file read under another name (escape_fs read-names): no
+// route reads it, no new name for it exists afterwards, and each refusal is
+// in the audit with the read rule.
+TEST_F(EscapeTest, ADenyReadFileIsNotReadUnderAnotherName) {
+  std::ofstream(ws_ + "/secret.txt") << "TOP-SECRET\n";
+  std::ofstream(ws_ + "/notes.txt") << "notes\n";
+  ASSERT_EQ(::mkdir((ws_ + "/vault").c_str(), 0755), 0);
+  std::ofstream(ws_ + "/vault/key") << "TOP-SECRET-KEY\n";
+  std::ofstream(root_ + "/policy.json") << R"({"version": 1, "filesystem": {"denyRead": [
+      {"path": "**/secret.txt", "id": "no-secret", "reason": "test secret"},
+      {"path": "./vault/**", "id": "no-vault"}]}})";
+  Outcome o = supervise({"--policy", root_ + "/policy.json"}, {prog("escape_fs"), "read-names"});
+  EXPECT_EQ(o.status, kBlocked) << o.describe();
+  EXPECT_EQ(o.out.find("TOP-SECRET"), std::string::npos) << o.describe();
+  for (const char* name : {"copy", "copy2", "moved", "opened"})
+    EXPECT_FALSE(fs::exists(ws_ + "/" + name)) << name << " exists\n" << o.describe();
+  EXPECT_EQ(slurp(ws_ + "/secret.txt"), "TOP-SECRET\n");
+  EXPECT_EQ(slurp(ws_ + "/notes.txt"), "notes\n");
+  // Reopens, the link and the rename and exchange of secret.txt; vault's move.
+  EXPECT_GE(o.denials("file", "no-secret", "/secret.txt"), 5) << o.describe();
+  EXPECT_GE(o.denials("file", "no-vault", "/vault"), 2) << o.describe();
+}
+
 // Non-UTF-8 names reach the audit intact: the exact bytes in path_b64 (and
 // an allowed create of such a name works: code-sandbox, a writable workspace).
 TEST_F(EscapeTest, NonUtf8NameIsAuditedWithExactBytes) {

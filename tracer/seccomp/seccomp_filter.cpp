@@ -144,16 +144,39 @@ Status addRule(scmp_filter_ctx ctx, uint32_t action, const Sys& sys, unsigned co
   return {};
 }
 
-// open(path, flags) / openat(dfd, path, flags): notify when the flags carry
-// write intent. O_TMPFILE always includes O_WRONLY or O_RDWR, so it is covered.
+// O_PATH opens stay in the kernel on every plan: an O_PATH fd reads and
+// writes nothing (the kernel drops every other flag, O_CREAT and O_TRUNC
+// included), and each use of it that could (a reopen through
+// /proc/self/fd, openat below it, execveat) is a call of its own, judged by
+// the path it reaches. The LSM file_open hook and Landlock skip O_PATH for
+// the same reason, so every backend agrees; and user-notify could not answer
+// one anyway (ADDFD does not take O_PATH files). O_TMPFILE beside O_PATH
+// still creates a file, so it is notified. Flags are a register: the kernel
+// acts on exactly what the filter saw.
+constexpr uint32_t kOPath = O_PATH;
+// The kernel's __O_TMPFILE bit alone (glibc's O_TMPFILE adds O_DIRECTORY).
+constexpr uint32_t kTmpfileBit = O_TMPFILE & ~uint32_t{O_DIRECTORY};
+
+// open(path, flags) / openat(dfd, path, flags) that are not O_PATH handles.
+// 32-bit compares: flags is an int and the upper register half is not defined.
+Status addNonHandleOpen(scmp_filter_ctx ctx, const Sys& sys, unsigned flags_arg) {
+  scmp_arg_cmp no_opath = SCMP_CMP32(flags_arg, SCMP_CMP_MASKED_EQ, kOPath, 0);
+  SV_TRY(addRule(ctx, SCMP_ACT_NOTIFY, sys, 1, &no_opath));
+  scmp_arg_cmp tmpfile = SCMP_CMP32(flags_arg, SCMP_CMP_MASKED_EQ, kTmpfileBit, kTmpfileBit);
+  return addRule(ctx, SCMP_ACT_NOTIFY, sys, 1, &tmpfile);
+}
+
+// ... of those, the ones whose flags carry write intent (O_TMPFILE always
+// includes O_WRONLY or O_RDWR). One masked compare per rule: "bit set and
+// O_PATH clear" is (flags & (bit | O_PATH)) == bit.
 Status addWriteIntentOpen(scmp_filter_ctx ctx, const Sys& sys, unsigned flags_arg) {
   for (uint32_t bit :
        {uint32_t{O_WRONLY}, uint32_t{O_RDWR}, uint32_t{O_CREAT}, uint32_t{O_TRUNC}}) {
-    // 32-bit compare: flags is an int and the upper register half is not defined.
-    scmp_arg_cmp cmp = SCMP_CMP32(flags_arg, SCMP_CMP_MASKED_EQ, bit, bit);
+    scmp_arg_cmp cmp = SCMP_CMP32(flags_arg, SCMP_CMP_MASKED_EQ, bit | kOPath, bit);
     SV_TRY(addRule(ctx, SCMP_ACT_NOTIFY, sys, 1, &cmp));
   }
-  return {};
+  scmp_arg_cmp tmpfile = SCMP_CMP32(flags_arg, SCMP_CMP_MASKED_EQ, kTmpfileBit, kTmpfileBit);
+  return addRule(ctx, SCMP_ACT_NOTIFY, sys, 1, &tmpfile);
 }
 
 // socket(family, type, protocol) / socketpair(family, ...): notify every
@@ -314,8 +337,8 @@ Result<std::vector<sock_filter>> buildSeccompFilter(const policy::SeccompPlan& p
   const Sys kOpen{"open", __NR_open};
   const Sys kOpenat{"openat", __NR_openat};
   if (plan.notify_read_opens) {
-    SV_TRY(addRule(c, SCMP_ACT_NOTIFY, kOpen));
-    SV_TRY(addRule(c, SCMP_ACT_NOTIFY, kOpenat));
+    SV_TRY(addNonHandleOpen(c, kOpen, 1));
+    SV_TRY(addNonHandleOpen(c, kOpenat, 2));
   } else if (plan.notify_write_opens) {
     SV_TRY(addWriteIntentOpen(c, kOpen, 1));
     SV_TRY(addWriteIntentOpen(c, kOpenat, 2));

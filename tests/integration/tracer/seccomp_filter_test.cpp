@@ -168,5 +168,34 @@ TEST(SeccompFilterTest, NotifyReadOpensCoversReadOnlyOpen) {
   EXPECT_CHILD_EXIT0(status);
 }
 
+// O_PATH opens stay in the kernel whatever else the flags say (the kernel
+// drops them); O_TMPFILE beside O_PATH still creates a file and is notified.
+TEST(SeccompFilterTest, OPathOpensAreNeverNotified) {
+  for (bool read_opens : {true, false}) {
+    policy::SeccompPlan plan;
+    plan.notify_read_opens = read_opens;
+    plan.notify_write_opens = true;
+    int status = runFiltered(plan, [] {
+      for (int extra : {0, O_WRONLY, O_RDWR, O_CREAT | O_TRUNC, O_NOFOLLOW | O_DIRECTORY}) {
+        int fd = open("/tmp", O_PATH | O_CLOEXEC | extra, 0600);
+        if (fd < 0) return 10 + extra % 10;
+        close(fd);
+        fd = openat(AT_FDCWD, "/tmp", O_PATH | O_CLOEXEC | extra, 0600);
+        if (fd < 0) return 20 + extra % 10;
+        close(fd);
+      }
+      if (errnoOf(open("/tmp", O_TMPFILE | O_PATH | O_RDWR | O_CLOEXEC, 0600)) != ENOSYS)
+        return 30;
+      if (errnoOf(openat(AT_FDCWD, "/tmp", O_TMPFILE | O_PATH | O_RDWR | O_CLOEXEC, 0600)) !=
+          ENOSYS)
+        return 31;
+      if (errnoOf(openat(AT_FDCWD, "/tmp/x", O_WRONLY | O_CREAT | O_CLOEXEC, 0600)) != ENOSYS)
+        return 32;
+      return 0;
+    });
+    EXPECT_CHILD_EXIT0(status) << "notify_read_opens=" << read_opens;
+  }
+}
+
 }  // namespace
 }  // namespace sv::tracer
