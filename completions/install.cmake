@@ -22,5 +22,8 @@ install(FILES ${CMAKE_BINARY_DIR}/man/supervise.1.gz ${CMAKE_BINARY_DIR}/man/sup
         DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
 install(FILES ${CMAKE_SOURCE_DIR}/completions/supervise.bash
         DESTINATION ${CMAKE_INSTALL_DATADIR}/bash-completion/completions RENAME supervise)
+# bash-completion loads a command's completion from a file of its name.
+install(FILES ${CMAKE_SOURCE_DIR}/completions/supervise.bash
+        DESTINATION ${CMAKE_INSTALL_DATADIR}/bash-completion/completions RENAME supervise-exec)
 install(FILES ${CMAKE_SOURCE_DIR}/completions/_supervise
         DESTINATION ${CMAKE_INSTALL_DATADIR}/zsh/vendor-completions)

@@ -1,6 +1,43 @@
-# bash completion for supervise(1). Installed by `cmake --install` as
-# share/bash-completion/completions/supervise. After `--` the rest of the line
-# is the supervised command, completed like any command line.
+# bash completion for supervise(1) and supervise-exec(1). Installed by
+# `cmake --install` as share/bash-completion/completions/supervise and, for
+# bash-completion's loading by command name, as .../supervise-exec. After `--`
+# the rest of the line is the supervised command, completed like any command line.
+
+# The options of `supervise exec` and of supervise-exec, its lean client
+# (uses the caller's cur and prev).
+_supervise_exec_options() {
+  if [[ $prev == --socket ]]; then
+    COMPREPLY=($(compgen -f -- "$cur"))
+  elif [[ $prev == --cwd ]]; then
+    COMPREPLY=($(compgen -d -- "$cur"))
+  elif [[ $cur == -* ]]; then
+    COMPREPLY=($(compgen -W "--socket --cwd --timeout --env --profile --help --" -- "$cur"))
+  else
+    COMPREPLY=($(compgen -c -- "$cur"))
+  fi
+}
+
+_supervise_exec() {
+  local cur prev words cword
+  _init_completion -s 2>/dev/null || {
+    cur=${COMP_WORDS[COMP_CWORD]}
+    prev=${COMP_WORDS[COMP_CWORD - 1]}
+    words=("${COMP_WORDS[@]}")
+    cword=$COMP_CWORD
+  }
+  local i
+  for ((i = 1; i < cword; i++)); do
+    if [[ ${words[i]} == -- ]]; then
+      if declare -F _command_offset >/dev/null; then
+        _command_offset $((i + 1))
+      else
+        COMPREPLY=($(compgen -c -- "$cur"))
+      fi
+      return
+    fi
+  done
+  _supervise_exec_options
+}
 
 _supervise() {
   local cur prev words cword
@@ -114,17 +151,7 @@ _supervise() {
       fi
       ;;
     mcp) COMPREPLY=($(compgen -W "--socket $policy_opts --help" -- "$cur")) ;;
-    exec)
-      if [[ $prev == --socket ]]; then
-        COMPREPLY=($(compgen -f -- "$cur"))
-      elif [[ $prev == --cwd ]]; then
-        COMPREPLY=($(compgen -d -- "$cur"))
-      elif [[ $cur == -* ]]; then
-        COMPREPLY=($(compgen -W "--socket --cwd --timeout --env --profile --help --" -- "$cur"))
-      else
-        COMPREPLY=($(compgen -c -- "$cur"))
-      fi
-      ;;
+    exec) _supervise_exec_options ;;
     report)
       if [[ $prev == --html ]]; then
         COMPREPLY=($(compgen -f -- "$cur"))
@@ -157,3 +184,4 @@ _supervise() {
   esac
 }
 complete -F _supervise supervise
+complete -F _supervise_exec supervise-exec

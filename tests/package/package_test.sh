@@ -38,6 +38,7 @@ doc=usr/share/doc/supervise
 for f in ./usr/bin/supervise ./usr/share/man/man1/supervise.1.gz \
          ./usr/bin/supervise-exec ./usr/share/man/man1/supervise-exec.1.gz \
          ./usr/share/bash-completion/completions/supervise ./usr/share/zsh/vendor-completions/_supervise \
+         ./usr/share/bash-completion/completions/supervise-exec \
          ./$doc/README.md ./$doc/policy.md ./$doc/operators.md ./$doc/copyright ./$doc/changelog.gz \
          ./$doc/examples/coding-agent.json ./usr/share/lintian/overrides/supervise \
          ./$doc/serve.md ./usr/lib/systemd/user/supervise-serve@.service; do

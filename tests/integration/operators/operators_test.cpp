@@ -267,6 +267,25 @@ TEST_F(Operators, CmakeInstallShipsManPageAndCompletions) {
                            "; COMP_WORDS=(supervise po); COMP_CWORD=1; _supervise; echo ${COMPREPLY[@]}"},
                       ws_);
   EXPECT_EQ(complete.out, "policy\n") << complete.describe();
+  // supervise-exec, the daemon's lean client: its own file for bash's loading
+  // by command name, its options before `--`, the command's after.
+  const std::string exec_file = (prefix / "share/bash-completion/completions/supervise-exec").string();
+  ASSERT_TRUE(fs::exists(exec_file));
+  auto exec_options = run({"bash", "-c",
+                           "source " + exec_file +
+                               "; COMP_WORDS=(supervise-exec --ti); COMP_CWORD=1; _supervise_exec; "
+                               "echo ${COMPREPLY[@]}; complete -p supervise-exec"},
+                          ws_);
+  EXPECT_EQ(exec_options.out, "--timeout\ncomplete -F _supervise_exec supervise-exec\n")
+      << exec_options.describe();
+  auto sub_options = run({"bash", "-c",
+                          "source " + exec_file +
+                              "; COMP_WORDS=(supervise exec --pro); COMP_CWORD=2; _supervise; "
+                              "echo ${COMPREPLY[@]}"},
+                         ws_);
+  EXPECT_EQ(sub_options.out, "--profile\n") << sub_options.describe();
+  auto zsh = readFile(prefix / "share/zsh/vendor-completions/_supervise");
+  EXPECT_TRUE(contains(zsh, "#compdef supervise supervise-exec")) << zsh.substr(0, 200);
 }
 
 }  // namespace
