@@ -744,10 +744,14 @@ StepResult hookEventSources(SessionState& s) {
 StepResult enterStartProfile(SessionState& s) {
   const std::string profile = s.options.daemon ? s.options.daemon->profile : "";
   if (profile.empty()) return kNext;
-  if (s.lsm)
-    return failStarted(s, "cannot start in profile " + profile +
-                              ": not supported under --backend bpf-lsm yet (the profile lives in "
-                              "BPF task storage there)");
+  // Under bpf-lsm the kernel holds a task's profile in task storage: set for
+  // the stopped first process, its exec is judged (and may switch) from there.
+  if (s.lsm) {
+    const std::optional<uint32_t> index = s.lsm->filter().profileIndex(profile);
+    if (!index) return failStarted(s, "cannot start in profile " + profile + ": not in bpf-lsm's tables");
+    if (auto st = s.lsm->filter().setTaskProfile(s.launched->pidfd.get(), *index); !st)
+      return failStarted(s, "cannot start in profile " + profile + ": " + st.error().message());
+  }
   if (s.profile_net)
     if (auto st = s.profile_net->onSwitch(s.launched->pid, "", profile); !st)
       return failStarted(s, "cannot start in profile " + profile + ": " + st.error().message());

@@ -307,6 +307,10 @@ const std::string& LsmFilter::ruleIdAt(uint32_t rule_index) const {
   return s_->tables->ruleIdAt(rule_index);
 }
 
+std::optional<uint32_t> LsmFilter::profileIndex(std::string_view name) const {
+  return s_->tables->profileIndex(name);
+}
+
 const std::string& LsmFilter::profileAt(uint32_t profile) const {
   return s_->tables->profileAt(profile);
 }

@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -107,6 +108,8 @@ class LsmFilter {
   Status addSession(uint64_t cgroup_id);
   // Puts a task (by pidfd) into a profile, e.g. the session's first process.
   Status setTaskProfile(int pidfd, uint32_t profile);
+  // The index of profile `name` in the loaded tables; nullopt for none.
+  std::optional<uint32_t> profileIndex(std::string_view name) const;
   // The profile the kernel holds for process `tgid` (its leader's task
   // storage: switched at exec, inherited at fork); 0 (base) when it has none.
   // What user space must use under this backend: it never sees the execs.

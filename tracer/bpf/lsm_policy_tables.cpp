@@ -203,6 +203,13 @@ const std::string& LsmPolicyTables::profileAt(uint32_t profile) const {
   return profile < profiles_.size() ? profiles_[profile] : kBase;
 }
 
+std::optional<uint32_t> LsmPolicyTables::profileIndex(std::string_view name) const {
+  std::shared_lock lock(names_mu_);
+  for (size_t i = 0; i < profiles_.size(); ++i)
+    if (profiles_[i] == name) return static_cast<uint32_t>(i);
+  return std::nullopt;
+}
+
 size_t LsmPolicyTables::profileCount() const {
   std::shared_lock lock(names_mu_);
   return profiles_.size();

@@ -13,8 +13,10 @@
 #include <cstdint>
 #include <deque>
 #include <mutex>
+#include <optional>
 #include <shared_mutex>
 #include <string>
+#include <string_view>
 
 #include "common/result.h"
 #include "policy/compile_lsm.h"
@@ -39,6 +41,8 @@ class LsmPolicyTables {
   uint32_t version() const;
   const std::string& ruleIdAt(uint32_t rule_index) const;
   const std::string& profileAt(uint32_t profile) const;
+  // The index the tables hold for profile `name`; nullopt for none.
+  std::optional<uint32_t> profileIndex(std::string_view name) const;
   size_t profileCount() const;
 
  private:

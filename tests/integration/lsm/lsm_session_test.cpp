@@ -35,6 +35,7 @@
 #include <thread>
 #include <vector>
 
+#include "tests/common/serve_daemon.h"
 #include "tests/integration/lsm/lsm_test_util.h"
 
 extern char** environ;
@@ -349,6 +350,56 @@ TEST_F(LsmSession, ProfileSwitchOnExec) {
   // may touch prot/u, the base shell may not.
   EXPECT_NE(r.rc["utimes " + prot + "/u"], 0);
   EXPECT_EQ(r.rc["switched u"], 0) << r.err;
+}
+
+// supervise exec --profile under bpf-lsm: the daemon's session puts the
+// stopped first process into the profile's task storage, so its first exec
+// is judged there (profile p may write prot/, the base may not), and the
+// events name the profile.
+TEST_F(LsmSession, ExecDaemonStartsACommandInAProfile) {
+  requireBpfLsm();
+  if (HasFatalFailure() || IsSkipped()) return;
+  fs::create_directories(ws_ + "/protected");
+  const std::string prot = ws_ + "/protected";
+  const std::string policy_file = root_ + "/policy.json";
+  writeFile(policy_file, R"({"version": 1,
+    "filesystem": {"denyWrite": [{"path": ")" + prot + R"(/**", "id": "deny-protected"}]},
+    "profiles": {"p": {"filesystem": {"writableRoots": [")" + prot + R"("]}}}})");
+  fs::create_directories(root_ + "/daemon");
+  test::ServeDaemon daemon(kSupervise, root_ + "/daemon", ws_);
+  std::string why;
+  ASSERT_TRUE(daemon.start({"--backend", "bpf-lsm", "--policy", policy_file}, &why)) << why;
+  auto exec = [&](const std::vector<std::string>& profile, const std::string& name) {
+    std::vector<std::string> argv{kSupervise, "exec", "--socket", daemon.socket()};
+    argv.insert(argv.end(), profile.begin(), profile.end());
+    argv.insert(argv.end(), {"--", ws_ + "/prog", "creat", prot + "/" + name});
+    test::CommandOptions options;
+    options.cwd = ws_;
+    options.timeout = std::chrono::seconds(120);
+    return test::runCommand(argv, root_ + "/exec-" + name, options);
+  };
+  const test::CommandResult in_p = exec({"--profile", "p"}, "in-p");
+  const test::CommandResult base = exec({}, "base");
+  EXPECT_EQ(in_p.status, 0) << in_p.describe() << daemon.log();
+  EXPECT_TRUE(fs::exists(prot + "/in-p"));
+  EXPECT_EQ(base.status, EACCES) << base.describe();
+  EXPECT_FALSE(fs::exists(prot + "/base"));
+  EXPECT_EQ(daemon.stop(), 0) << daemon.log();
+  bool allowed_in_p = false, denied_in_base = false;
+  std::istringstream lines(readFile(daemon.auditFile()));
+  for (std::string line; std::getline(lines, line);) {
+    const json e = json::parse(line, nullptr, false);
+    if (e.is_discarded() || !e.contains("file") || e.value("enforced_by", "") != "bpf-lsm")
+      continue;
+    const std::string path = e["file"].value("path", ""), profile =
+        e.contains("process") ? e["process"].value("profile", "") : "";
+    if (path == prot + "/in-p" && e.value("decision", "") == "allow" && profile == "p")
+      allowed_in_p = true;
+    if (path == prot + "/base" && e.value("decision", "") == "deny" && profile.empty())
+      denied_in_base = true;
+  }
+  EXPECT_TRUE(allowed_in_p) << readFile(daemon.auditFile());
+  EXPECT_TRUE(denied_in_base) << readFile(daemon.auditFile());
 }
 
 // Loopback only: connects and UDP sends to 127.0.0.1 pass (ECONNREFUSED:
