@@ -145,6 +145,7 @@ nlohmann::json doctorJson(const HostReport &host, const PolicySummary &s, const 
             {"cgroup_writable", c.cgroup_writable},
             {"cgroup_kill", c.cgroup_kill},
             {"cgroup_sock_addr", c.cgroup_sock_addr},
+            {"cgroup_unix_hooks", c.cgroup_unix_hooks},
             {"bpf_ringbuf", c.bpf_ringbuf},
             {"bpf_tracepoint", c.bpf_tracepoint},
             {"bpf_lsm_active", c.bpf_lsm_active},

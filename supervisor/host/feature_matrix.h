@@ -35,6 +35,7 @@ struct HostCaps {
   bool cgroup_writable = false;  // a session cgroup can be created
   bool cgroup_kill = false;
   bool cgroup_sock_addr = false;  // cgroup connect4 program loads and attaches
+  bool cgroup_unix_hooks = false;  // cgroup/connect_unix loads (6.7+): pathname unix sockets judged
   bool bpf_ringbuf = false;
   bool bpf_tracepoint = false;
   bool bpf_lsm_active = false;    // "bpf" in the kernel's active LSM list

@@ -67,9 +67,11 @@ std::string joined(const std::vector<std::string> &v, const char *sep = " ") {
 void probeBpf(HostReport &r) {
   HostCaps &c = r.caps;
   if (tracer::testDisabled("bpf")) {
-    for (const char *what : {"cgroup_sock_addr", "ringbuf", "tracepoint", "bpf_lsm"})
+    for (const char *what : {"cgroup_sock_addr", "cgroup_unix", "ringbuf", "tracepoint", "bpf_lsm"})
       c.why[what] = tracer::kDisabledByTest;
     add(r, "bpf.cgroup_sock_addr", "BPF cgroup socket hooks", CheckState::Missing, "no",
+        tracer::kDisabledByTest);
+    add(r, "bpf.cgroup_unix", "  unix socket hooks", CheckState::Info, "no",
         tracer::kDisabledByTest);
     add(r, "bpf.ringbuf", "BPF ring buffer", CheckState::Missing, "no", tracer::kDisabledByTest);
     add(r, "bpf.tracepoint", "BPF tracepoints", CheckState::Missing, "no", tracer::kDisabledByTest);
@@ -89,6 +91,18 @@ void probeBpf(HostReport &r) {
   add(r, "bpf.cgroup_sock_addr", "BPF cgroup socket hooks", okIf(c.cgroup_sock_addr),
       c.cgroup_sock_addr ? "yes" : "no",
       c.cgroup_sock_addr ? "cgroup/connect4 loaded and attached to a scratch cgroup" : detail);
+
+  // Pathname unix sockets are judged by cgroup/connect_unix and
+  // sendmsg_unix (kernel 6.7+); without them such sockets are not judged on
+  // the host backend (docs/network.md).
+  std::string unix_detail;
+  c.cgroup_unix_hooks = tracer::probeCgroupUnixHooks(&unix_detail);
+  if (!c.cgroup_unix_hooks) c.why["cgroup_unix"] = unix_detail;
+  add(r, "bpf.cgroup_unix", "  unix socket hooks", c.cgroup_unix_hooks ? CheckState::Ok : CheckState::Info,
+      c.cgroup_unix_hooks ? "yes" : "no",
+      c.cgroup_unix_hooks ? "cgroup/connect_unix loaded: pathname unix sockets are judged"
+                          : "pathname unix sockets are not judged on the host backend: " +
+                                unix_detail);
 
   // A real ring buffer of one page, like the network filter's event channel.
   const std::string rb_error = tracer::probeRingbuf();

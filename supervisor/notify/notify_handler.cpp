@@ -287,7 +287,13 @@ bool NotifyHandler::resolve(Call& c, int dirfd, uint64_t addr, const ResolveOpti
 
 std::string_view NotifyHandler::profileOf(pid_t tgid) {
   if (!has_profiles_) return {};
-  if (options_.profile_of) return kernel_profile_ = options_.profile_of(tgid);
+  if (options_.profile_of) {
+    // Under bpf-lsm the kernel switched the profile (no exec was notified):
+    // the events' process.profile learns it here, as setProfile() does.
+    kernel_profile_ = options_.profile_of(tgid);
+    if (!kernel_profile_.empty()) processes_.setProfile(tgid, kernel_profile_);
+    return kernel_profile_;
+  }
   // Walk up to the nearest process whose profile we know (set by an exec
   // switch); the command itself starts in the base policy. An entry counts
   // only while its process is the one it was made for: a pid reused after

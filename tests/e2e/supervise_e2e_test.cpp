@@ -166,20 +166,10 @@ std::ostream& operator<<(std::ostream& os, const FileState& s) {
 // ---------------------------------------------------------------------------
 // Host probes.
 
-std::string probeMissing() {
-  if (::geteuid() != 0) return "needs root: euid " + std::to_string(::geteuid());
-  long abi = ::syscall(SYS_landlock_create_ruleset, nullptr, 0, LANDLOCK_CREATE_RULESET_VERSION);
-  if (abi <= 0)
-    return "needs Landlock: landlock_create_ruleset(VERSION) = " + std::to_string(abi) + " (" +
-           std::strerror(errno) + ")";
-  if (std::string why = sv::test::missingCgroup2(); !why.empty()) return why;
-  std::string actions = readFile("/proc/sys/kernel/seccomp/actions_avail");
-  if (!contains(actions, "user_notif"))
-    return "needs seccomp user-notify: actions_avail = '" + actions + "'";
-  if (::access(kSupervise, X_OK) != 0)
-    return std::string("needs the supervise binary at ") + kSupervise;
-  return "";
-}
+// Landlock is not required: as root, without it the session's floor is a
+// private mount namespace (the mountns variant, or a kernel booted without
+// landlock in lsm=; tools/vm, vm_6.12_no_landlock).
+std::string probeMissing() { return sv::test::missingSessionFeature(kSupervise, 0); }
 
 // ---------------------------------------------------------------------------
 // Running commands.

@@ -58,6 +58,29 @@ std::string loadAndAttachRawTp() {
   return "";
 }
 
+bool lsmHookAllowsDPath(int lsm_hook_btf_id, std::string* detail) {
+  // r1 = 0; r2 = r10 - 8; r3 = 8; call bpf_d_path; r0 = 0; exit
+  const bpf_insn insns[] = {
+      {.code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_1, .imm = 0},
+      {.code = BPF_ALU64 | BPF_MOV | BPF_X, .dst_reg = BPF_REG_2, .src_reg = BPF_REG_10},
+      {.code = BPF_ALU64 | BPF_ADD | BPF_K, .dst_reg = BPF_REG_2, .imm = -8},
+      {.code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_3, .imm = 8},
+      {.code = BPF_JMP | BPF_CALL, .imm = BPF_FUNC_d_path},
+      {.code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0},
+      {.code = BPF_JMP | BPF_EXIT},
+  };
+  char log[4096] = "";
+  LIBBPF_OPTS(bpf_prog_load_opts, opts, .expected_attach_type = BPF_LSM_MAC,
+              .attach_btf_id = static_cast<__u32>(lsm_hook_btf_id), .log_level = 1,
+              .log_size = sizeof log, .log_buf = log);
+  // Loads nowhere: a null path is refused after the permission check.
+  UniqueFd prog(bpf_prog_load(BPF_PROG_TYPE_LSM, "sv_probe", "GPL", insns,
+                              sizeof insns / sizeof insns[0], &opts));
+  const bool refused = std::strstr(log, "helper call is not allowed") != nullptr;
+  if (refused && detail) *detail = "bpf_d_path: helper call is not allowed in this hook";
+  return !refused;
+}
+
 std::string probeRingbuf() {
   UniqueFd rb(bpf_map_create(BPF_MAP_TYPE_RINGBUF, "sv_probe_rb", 0, 0,
                              static_cast<__u32>(::sysconf(_SC_PAGESIZE)), nullptr));

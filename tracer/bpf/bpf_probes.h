@@ -19,6 +19,14 @@ namespace sv::tracer {
 std::string loadAndAttachBtfProg(bpf_prog_type type, bpf_attach_type attach, const char* target,
                                  int btf_kind, const char* section);
 
+// Whether an LSM program attached to the hook with BTF id `lsm_hook_btf_id`
+// (bpf_lsm_<hook>) may call bpf_d_path: the kernel allows it only in its
+// list of hooks (6.1 refuses it in the path_* hooks that 6.12 allows). A
+// seven-instruction program whose bpf_d_path call has a null path: the
+// verifier checks the helper's permission before its arguments, so only
+// "helper call is not allowed in probe" means no. *detail gets the refusal.
+bool lsmHookAllowsDPath(int lsm_hook_btf_id, std::string* detail = nullptr);
+
 // raw_tp: loads and attaches to sched_process_exec (no BTF needed).
 std::string loadAndAttachRawTp();
 

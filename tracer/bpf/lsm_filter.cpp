@@ -26,6 +26,7 @@
 #include "shared/lsm_abi.h"
 #include "shared/net_abi.h"
 #include "sv_lsm.skel.h"
+#include "tracer/bpf/bpf_probes.h"
 #include "tracer/bpf/libbpf_log.h"
 #include "tracer/bpf/lsm_policy_tables.h"
 
@@ -66,28 +67,31 @@ Error withLog(int code, const std::string& what, const std::string& log) {
 }
 
 // Hooks, whether the filter is useless without them, and the kfunc the
-// program needs besides the hook itself (nullptr: none).
+// program needs besides the hook itself (nullptr: none). d_path: the
+// program calls bpf_d_path, which the kernel allows only in its own list of
+// hooks (6.1 refuses it in every path_* hook; 6.12 allows those).
 struct Hook {
   const char* name;
   bool required;
   bpf_program* (*prog)(sv_lsm*);
   const char* kfunc = nullptr;
+  bool d_path = false;
 };
 const Hook kHooks[] = {
-    {"file_open", true, [](sv_lsm* s) { return s->progs.file_open; }},
-    {"bprm_check_security", true, [](sv_lsm* s) { return s->progs.bprm_check_security; }},
+    {"file_open", true, [](sv_lsm* s) { return s->progs.file_open; }, nullptr, true},
+    {"bprm_check_security", true, [](sv_lsm* s) { return s->progs.bprm_check_security; }, nullptr, true},
     {"bprm_committed_creds", false, [](sv_lsm* s) { return s->progs.bprm_committed_creds; }},
     {"task_alloc", false, [](sv_lsm* s) { return s->progs.task_alloc; }},
     {"path_mknod", false, [](sv_lsm* s) { return s->progs.path_mknod; }, "bpf_path_d_path"},
-    {"path_unlink", false, [](sv_lsm* s) { return s->progs.path_unlink; }},
-    {"path_mkdir", false, [](sv_lsm* s) { return s->progs.path_mkdir; }},
-    {"path_rmdir", false, [](sv_lsm* s) { return s->progs.path_rmdir; }},
-    {"path_symlink", false, [](sv_lsm* s) { return s->progs.path_symlink; }},
-    {"path_rename", false, [](sv_lsm* s) { return s->progs.path_rename; }},
-    {"path_link", false, [](sv_lsm* s) { return s->progs.path_link; }},
-    {"path_truncate", false, [](sv_lsm* s) { return s->progs.path_truncate; }},
-    {"path_chmod", false, [](sv_lsm* s) { return s->progs.path_chmod; }},
-    {"path_chown", false, [](sv_lsm* s) { return s->progs.path_chown; }},
+    {"path_unlink", false, [](sv_lsm* s) { return s->progs.path_unlink; }, nullptr, true},
+    {"path_mkdir", false, [](sv_lsm* s) { return s->progs.path_mkdir; }, nullptr, true},
+    {"path_rmdir", false, [](sv_lsm* s) { return s->progs.path_rmdir; }, nullptr, true},
+    {"path_symlink", false, [](sv_lsm* s) { return s->progs.path_symlink; }, nullptr, true},
+    {"path_rename", false, [](sv_lsm* s) { return s->progs.path_rename; }, nullptr, true},
+    {"path_link", false, [](sv_lsm* s) { return s->progs.path_link; }, nullptr, true},
+    {"path_truncate", false, [](sv_lsm* s) { return s->progs.path_truncate; }, nullptr, true},
+    {"path_chmod", false, [](sv_lsm* s) { return s->progs.path_chmod; }, nullptr, true},
+    {"path_chown", false, [](sv_lsm* s) { return s->progs.path_chown; }, nullptr, true},
     {"socket_connect", false, [](sv_lsm* s) { return s->progs.socket_connect; }},
     {"socket_sendmsg", false, [](sv_lsm* s) { return s->progs.socket_sendmsg; }},
     // Pathname unix peers: file rules (the write rule of the socket's path),
@@ -174,16 +178,21 @@ Result<LsmFilter> LsmFilter::load(const policy::LsmPlan& plan, uint64_t cgroup_i
   // stays unloaded. One parse of the kernel BTF serves every lookup.
   std::unique_ptr<btf, void (*)(btf*)> vmlinux(btf__load_vmlinux_btf(), btf__free);
   if (!vmlinux) return errnoError("bpf-lsm: load kernel BTF (/sys/kernel/btf/vmlinux)");
-  auto hasFunc = [&](const std::string& name) {
-    return btf__find_by_name_kind(vmlinux.get(), name.c_str(), BTF_KIND_FUNC) > 0;
+  auto funcId = [&](const std::string& name) {
+    return btf__find_by_name_kind(vmlinux.get(), name.c_str(), BTF_KIND_FUNC);
   };
+  auto hasFunc = [&](const std::string& name) { return funcId(name) > 0; };
   for (const Hook& h : kHooks) {
     const bool wanted = !options.test_only &&
                         (options.network || !std::string_view(h.name).starts_with("socket_"));
-    bool present = wanted && hasFunc(std::string("bpf_lsm_") + h.name) &&
-                   (!h.kfunc || hasFunc(h.kfunc));
+    const int hook_id = wanted ? funcId(std::string("bpf_lsm_") + h.name) : -1;
+    std::string refused;
+    bool present = hook_id > 0 && (!h.kfunc || hasFunc(h.kfunc)) &&
+                   (!h.d_path || lsmHookAllowsDPath(hook_id, &refused));
     if (!present && h.required && !options.test_only)
-      return Error{ENOTSUP, std::string("bpf-lsm: kernel BTF has no LSM hook ") + h.name};
+      return Error{ENOTSUP, std::string("bpf-lsm: ") +
+                                (refused.empty() ? "kernel BTF has no LSM hook " + std::string(h.name)
+                                                 : std::string(h.name) + ": " + refused)};
     bpf_program__set_autoload(h.prog(s->skel.get()), present);
     if (present) s->hooks.push_back(h.name);
   }

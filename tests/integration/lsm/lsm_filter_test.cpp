@@ -127,6 +127,11 @@ class BpfLsm : public ::testing::Test {
     return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   }
 
+  bool hasHook(const char* name) const {
+    const auto& h = filter_->hooks();
+    return std::find(h.begin(), h.end(), name) != h.end();
+  }
+
   std::vector<LsmEvent> drain() {
     std::vector<LsmEvent> out;
     int n = filter_->consume([&](const LsmEvent& e) { out.push_back(e); });
@@ -202,6 +207,7 @@ TEST_F(BpfLsm, DefaultPresetProtectsSecretsOnEveryRoute) {
     const char* what;
     std::function<int()> op;
     int want;
+    const char* hook = nullptr;  // the hook that judges it, if not file_open/bprm_check_security
   };
   const std::string ws = ws_, out = outside_;
   std::vector<Case> cases = {
@@ -209,24 +215,24 @@ TEST_F(BpfLsm, DefaultPresetProtectsSecretsOnEveryRoute) {
        [&] { return openErr(ws + "/sub/.env.local", O_WRONLY | O_CREAT); }, EACCES},
       {"create .env below", [&] { return openErr(ws + "/sub/.env", O_WRONLY | O_CREAT); }, EACCES},
       {"write .env", [&] { return openErr(ws + "/.env", O_WRONLY); }, EACCES},
-      {"truncate .env", [&] { return errnoOf(::truncate((ws + "/.env").c_str(), 0)); }, EACCES},
-      {"unlink .env.prod", [&] { return errnoOf(::unlink((ws + "/.env.prod").c_str())); }, EACCES},
+      {"truncate .env", [&] { return errnoOf(::truncate((ws + "/.env").c_str(), 0)); }, EACCES, "path_truncate"},
+      {"unlink .env.prod", [&] { return errnoOf(::unlink((ws + "/.env.prod").c_str())); }, EACCES, "path_unlink"},
       {"rename onto .env",
        [&] { return errnoOf(::rename((ws + "/notes.txt").c_str(), (ws + "/.env").c_str())); },
-       EACCES},
+       EACCES, "path_rename"},
       {"rename .env away",
-       [&] { return errnoOf(::rename((ws + "/.env").c_str(), (ws + "/x").c_str())); }, EACCES},
+       [&] { return errnoOf(::rename((ws + "/.env").c_str(), (ws + "/x").c_str())); }, EACCES, "path_rename"},
       {"link to .env.x",
        [&] { return errnoOf(::link((ws + "/notes.txt").c_str(), (ws + "/.env.x").c_str())); },
-       EACCES},
+       EACCES, "path_link"},
       {"symlink as .env.y",
-       [&] { return errnoOf(::symlink("notes.txt", (ws + "/.env.y").c_str())); }, EACCES},
+       [&] { return errnoOf(::symlink("notes.txt", (ws + "/.env.y").c_str())); }, EACCES, "path_symlink"},
       {"write .git/config", [&] { return openErr(ws + "/.git/config", O_WRONLY | O_APPEND); },
        EACCES},
       {"create hook", [&] { return openErr(ws + "/.git/hooks/pre-commit", O_WRONLY | O_CREAT); },
        EACCES},
       {"mkdir in hooks", [&] { return errnoOf(::mkdir((ws + "/.git/hooks/d").c_str(), 0755)); },
-       EACCES},
+       EACCES, "path_mkdir"},
       {"read .env", [&] { return openErr(ws + "/.env", O_RDONLY); }, 0},
       {"create file", [&] { return openErr(ws + "/new.txt", O_WRONLY | O_CREAT); }, 0},
       {"rename file",
@@ -249,15 +255,26 @@ TEST_F(BpfLsm, DefaultPresetProtectsSecretsOnEveryRoute) {
        EACCES},
   };
   ASSERT_LE(cases.size(), static_cast<size_t>(Shared::kMax));
+  // A route whose hook this kernel's filter lacks (6.1: bpf_d_path is
+  // refused in the path_* hooks; a session keeps those routes on
+  // user-notify) is not run: the filter alone cannot judge it.
+  auto loaded = [&](const char* h) { return hasHook(h); };
+  std::string unjudged;
+  for (const Case& c : cases)
+    if (c.hook && !loaded(c.hook)) unjudged += std::string(unjudged.empty() ? "" : ", ") + c.what;
   int rc = inSession([&] {
-    for (size_t i = 0; i < cases.size(); ++i) shared_->err[i] = cases[i].op();
+    for (size_t i = 0; i < cases.size(); ++i)
+      shared_->err[i] = cases[i].hook && !loaded(cases[i].hook) ? -1 : cases[i].op();
     return 0;
   });
   ASSERT_EQ(rc, 0);
   for (size_t i = 0; i < cases.size(); ++i)
-    EXPECT_EQ(shared_->err[i], cases[i].want) << cases[i].what << ": " << strerror(shared_->err[i]);
+    if (shared_->err[i] != -1)
+      EXPECT_EQ(shared_->err[i], cases[i].want)
+          << cases[i].what << ": " << strerror(shared_->err[i]);
   EXPECT_TRUE(fs::exists(ws_ + "/.env")) << "the secret survived";
-  EXPECT_FALSE(fs::exists(ws_ + "/sub/.env.local")) << "a denied create left no file behind";
+  if (loaded("path_mknod"))
+    EXPECT_FALSE(fs::exists(ws_ + "/sub/.env.local")) << "a denied create left no file behind";
 
   // Outside the session nothing is judged: this process may still write .env.
   EXPECT_EQ(openErr(ws_ + "/.env", O_WRONLY), 0);
@@ -278,6 +295,9 @@ TEST_F(BpfLsm, DefaultPresetProtectsSecretsOnEveryRoute) {
   EXPECT_TRUE(rules_by_path["/etc/hostname"].count("allow system-read:/etc"));
   EXPECT_TRUE(rules_by_path[ws_ + "/new.txt"].count("allow workspace"));
   EXPECT_EQ(filter_->droppedEvents(), 0u);
+  if (!unjudged.empty())
+    GTEST_SKIP() << "needs the path_* LSM hooks, unloaded on this kernel ("
+                 << lsm_test::missingPathHooks() << "): not run: " << unjudged;
 }
 
 // Differential: generated requests through Engine::decide and through the
@@ -380,7 +400,9 @@ TEST_F(BpfLsm, ProfileSwitchOnExecIsInherited) {
     return inSession([&] { return execErr({shell, "-c", script}) == 0 ? 0 : 1; });
   };
   EXPECT_EQ(sh("/usr/bin/dash", "echo x > " + prot + "/base"), 1) << "base policy denies";
-  EXPECT_FALSE(fs::exists(prot + "/base"));
+  // Without path_mknod (no bpf_path_d_path kfunc) file_open judges the
+  // create after the file exists (a session keeps creates on user-notify).
+  if (hasHook("path_mknod")) EXPECT_FALSE(fs::exists(prot + "/base"));
   EXPECT_EQ(sh(ws_ + "/tools/switcher", "echo x > " + prot + "/a"), 0) << "profile p allows";
   EXPECT_TRUE(fs::exists(prot + "/a"));
   EXPECT_EQ(sh(ws_ + "/tools/switcher", "/usr/bin/dash -c 'echo x > " + prot + "/c'"), 0)
@@ -522,7 +544,7 @@ TEST_F(BpfLsm, LongPathsAreWalkedToTheEnd) {
             }),
             0);
   EXPECT_EQ(shared_->err[0], EACCES);
-  EXPECT_FALSE(fs::exists(deep + "/.env"));
+  if (hasHook("path_mknod")) EXPECT_FALSE(fs::exists(deep + "/.env"));
   EXPECT_EQ(shared_->err[1], 0);
   bool saw = false;
   for (const LsmEvent& e : drain())
