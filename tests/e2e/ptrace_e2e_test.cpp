@@ -134,8 +134,9 @@ TEST_F(Ptrace, SameVerdictsAndRulesAsTheHostBackend) {
     trails.push_back(joined.str());
     ops = static_cast<size_t>(std::count(r.out.begin(), r.out.end(), '\n'));
     for (const auto& e : readAuditEvents(audit))
-      if (e.value("category", "") == "file")
+      if (e.value("category", "") == "file") {
         EXPECT_EQ(e.value("enforced_by", ""), std::string(backend) == "host" ? "seccomp" : "ptrace");
+      }
   }
   EXPECT_GT(ops, 140u);
   EXPECT_EQ(outputs[0], outputs[1]) << "the operations' exit statuses differ (host, then ptrace)";

@@ -269,12 +269,14 @@ TEST_F(BpfLsm, DefaultPresetProtectsSecretsOnEveryRoute) {
   });
   ASSERT_EQ(rc, 0);
   for (size_t i = 0; i < cases.size(); ++i)
-    if (shared_->err[i] != -1)
+    if (shared_->err[i] != -1) {
       EXPECT_EQ(shared_->err[i], cases[i].want)
           << cases[i].what << ": " << strerror(shared_->err[i]);
+    }
   EXPECT_TRUE(fs::exists(ws_ + "/.env")) << "the secret survived";
-  if (loaded("path_mknod"))
+  if (loaded("path_mknod")) {
     EXPECT_FALSE(fs::exists(ws_ + "/sub/.env.local")) << "a denied create left no file behind";
+  }
 
   // Outside the session nothing is judged: this process may still write .env.
   EXPECT_EQ(openErr(ws_ + "/.env", O_WRONLY), 0);
@@ -402,7 +404,9 @@ TEST_F(BpfLsm, ProfileSwitchOnExecIsInherited) {
   EXPECT_EQ(sh("/usr/bin/dash", "echo x > " + prot + "/base"), 1) << "base policy denies";
   // Without path_mknod (no bpf_path_d_path kfunc) file_open judges the
   // create after the file exists (a session keeps creates on user-notify).
-  if (hasHook("path_mknod")) EXPECT_FALSE(fs::exists(prot + "/base"));
+  if (hasHook("path_mknod")) {
+    EXPECT_FALSE(fs::exists(prot + "/base"));
+  }
   EXPECT_EQ(sh(ws_ + "/tools/switcher", "echo x > " + prot + "/a"), 0) << "profile p allows";
   EXPECT_TRUE(fs::exists(prot + "/a"));
   EXPECT_EQ(sh(ws_ + "/tools/switcher", "/usr/bin/dash -c 'echo x > " + prot + "/c'"), 0)
@@ -544,7 +548,9 @@ TEST_F(BpfLsm, LongPathsAreWalkedToTheEnd) {
             }),
             0);
   EXPECT_EQ(shared_->err[0], EACCES);
-  if (hasHook("path_mknod")) EXPECT_FALSE(fs::exists(deep + "/.env"));
+  if (hasHook("path_mknod")) {
+    EXPECT_FALSE(fs::exists(deep + "/.env"));
+  }
   EXPECT_EQ(shared_->err[1], 0);
   bool saw = false;
   for (const LsmEvent& e : drain())
