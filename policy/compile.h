@@ -39,10 +39,11 @@ struct SeccompPlan {
   bool notify_write_opens = true;  // O_WRONLY/O_RDWR/O_CREAT/O_TRUNC opens and path-mutating syscalls
   bool notify_read_opens = false;  // only when some deny-read glob exists
   bool notify_exec = true;         // exec rules, switches or audit of execs
-  // link/linkat, utime(s)/utimensat and the xattr calls alone, for a backend
-  // that decides the other path-changing syscalls itself (BPF LSM). Implied
-  // by notify_write_opens.
-  bool notify_links_and_attrs = false;
+  // rename/renameat/renameat2, link/linkat, utime(s)/utimensat and the xattr
+  // calls alone, for a backend that decides the other path-changing syscalls
+  // itself (BPF LSM): a directory move must be judged for every protected
+  // path below it, which no LSM hook can walk. Implied by notify_write_opens.
+  bool notify_links_renames_and_attrs = false;
   bool allow_user_namespaces = false;
   // socket()/socketpair() of a family outside policy::kAllowedSocketFamilies
   // (netlink: outside kAllowedNetlinkProtocols) goes to user-notify, which

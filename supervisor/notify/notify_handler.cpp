@@ -684,29 +684,39 @@ bool NotifyHandler::directoryMovePermitted(Call& c, const ResolvedPath& dir,
   if (::fstat(dir.object.get(), &st) != 0 || !S_ISDIR(st.st_mode)) return true;
   // Entries are checked as they are now; one created inside while we look
   // must itself pass the create check under the old name. Renames of large
-  // trees are refused rather than checked partially.
+  // trees are refused rather than checked partially, and so are trees with
+  // a directory we cannot list: this thread has the command's credentials
+  // without capabilities, so `chmod 0 .git; mv .git g` would otherwise hide
+  // .git/config from the walk (and nothing else judges what is below).
   constexpr size_t kMaxEntries = 200000;
   size_t seen = 0;
+  // Enforced (EACCES), or recorded as would-deny in audit mode and allowed.
+  auto refuse = [&](const std::string& path, const char* rule, const char* reason) {
+    c.event.file.path2 = new_path;
+    return record(c, Operation::Write, path, {Verdict::Deny, rule, reason});
+  };
   std::vector<std::pair<UniqueFd, std::string>> stack;  // open dir, path relative to `dir`
   stack.emplace_back(UniqueFd(::open(procFd(dir.object.get()).c_str(),
                                      O_RDONLY | O_DIRECTORY | O_CLOEXEC)),
                      std::string());
+  if (!stack.back().first)
+    return refuse(dir.real_path, "rename-unreadable-directory",
+                  "a directory that cannot be listed may hold protected files");
   while (!stack.empty()) {
     auto [fd, rel] = std::move(stack.back());
     stack.pop_back();
-    if (!fd) return true;  // unreadable: the kernel's rename will judge it
     DIR* d = ::fdopendir(fd.release());
     if (!d) continue;
+    // Every name of this level first, then its subdirectories: a protected
+    // name here is the reason given, rather than a subdirectory we cannot list.
+    std::vector<std::string> subdirs;
     while (dirent* e = ::readdir(d)) {
       std::string_view name = e->d_name;
       if (name == "." || name == "..") continue;
       if (++seen > kMaxEntries) {
         ::closedir(d);
-        record(c, Operation::Write, dir.real_path,
-               {Verdict::Deny, "rename-large-directory",
-                "too many entries to check for protected files"});
-        if (!c.answered) finish(c, -EACCES);
-        return false;
+        return refuse(dir.real_path, "rename-large-directory",
+                      "too many entries to check for protected files");
       }
       const std::string child = rel.empty() ? std::string(name) : rel + "/" + std::string(name);
       for (const std::string* base : {&dir.real_path, &new_path}) {
@@ -733,9 +743,17 @@ bool NotifyHandler::directoryMovePermitted(Call& c, const ResolvedPath& dir,
         is_dir = ::fstatat(::dirfd(d), e->d_name, &est, AT_SYMLINK_NOFOLLOW) == 0 &&
                  S_ISDIR(est.st_mode);
       }
-      if (is_dir) {
-        int sub = ::openat(::dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (sub >= 0) stack.emplace_back(UniqueFd(sub), child);
+      if (is_dir) subdirs.emplace_back(name);
+    }
+    for (const std::string& name : subdirs) {
+      const std::string child = rel.empty() ? name : rel + "/" + name;
+      int sub = ::openat(::dirfd(d), name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      if (sub >= 0) {
+        stack.emplace_back(UniqueFd(sub), child);
+      } else if (errno != ENOENT) {  // gone meanwhile: nothing left to move
+        ::closedir(d);
+        return refuse(dir.real_path + "/" + child, "rename-unreadable-directory",
+                      "a directory that cannot be listed may hold protected files");
       }
     }
     ::closedir(d);

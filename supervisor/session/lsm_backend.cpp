@@ -89,8 +89,14 @@ policy::SeccompPlan lsmSeccompPlan(const policy::SeccompPlan& host,
   // Hooks that see a dentry without its path cannot match path rules: the
   // source of a hard link (a second, unprotected name for .env would let it
   // be written), utime(s)/utimensat (inode_setattr) and the xattr calls
-  // (inode_setxattr). Those syscalls stay notified; they are rare.
-  plan.notify_links_and_attrs = host.notify_write_opens;
+  // (inode_setxattr). And path_rename judges the two names only: moving a
+  // directory renames every protected path below it (`mv .git g; echo >>
+  // g/config; mv g .git`, or the workspace from its writable parent), which
+  // BPF cannot walk. The notify handler judges the moved tree under both
+  // names and renames from the parents it pinned; the supervisor is outside
+  // the session cgroup, so the LSM does not judge its rename again. Those
+  // syscalls stay notified; they are rare.
+  plan.notify_links_renames_and_attrs = host.notify_write_opens;
   return plan;
 }
 

@@ -43,9 +43,11 @@ inline constexpr std::string_view kEnforcedByBpfLsm = "bpf-lsm";
 
 // The seccomp plan of a bpf-lsm session: `host` without the notified file
 // and exec syscalls the attached `hooks` decide. What no attached hook
-// covers stays notified: link, utimes and the xattr calls (their LSM hooks
-// see a dentry, not its path), and every path-changing syscall when one of
-// the path_* hooks is missing on this kernel.
+// covers stays notified: the renames (a directory move changes the path of
+// everything below it; path_rename sees the two names only), link, utimes
+// and the xattr calls (their LSM hooks see a dentry, not its path), and
+// every path-changing syscall when one of the path_* hooks is missing on
+// this kernel.
 policy::SeccompPlan lsmSeccompPlan(const policy::SeccompPlan& host,
                                    const std::vector<std::string>& hooks);
 

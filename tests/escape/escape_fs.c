@@ -66,6 +66,85 @@ static void renameOnto(void) {
            symlink("evil", "lnk") == 0 ? rename("lnk", ".env") : -1);
 }
 
+/* Appends PWNED to `path` (after a move that should not have happened). */
+static void appendPwned(const char* path) {
+  int fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
+  if (fd >= 0) {
+    (void)!write(fd, "PWNED\n", 6);
+    close(fd);
+  }
+}
+
+static long exchange(const char* a, const char* b) {
+  return syscall(SYS_renameat2, AT_FDCWD, a, AT_FDCWD, b, RENAME_EXCHANGE);
+}
+
+/* dir-move: moving a directory renames every path below it. Each move that
+ * goes through is followed by a write under the new name and the move back,
+ * the laundering it would allow. Needs .git/config, an empty directory
+ * "empty", "fake/config" and "locked/.env" in a mode-0 "locked" (the test
+ * makes them: strict's workspace is read-only); the workspace's parent must
+ * be where the preset lets it be written (code-sandbox: /tmp). */
+static void dirMove(void) {
+  char ws[4096], ws2[4200], top[4096], top2[4200], path[8400];
+  if (!getcwd(ws, sizeof ws)) setupOk("getcwd", -1);
+  snprintf(ws2, sizeof ws2, "%s2", ws);
+  snprintf(top, sizeof top, "%s", ws);
+  char* slash = strrchr(top, '/');
+  if (!slash || slash == top) setupOk("the workspace's parent", -1);
+  *slash = '\0';
+  snprintf(top2, sizeof top2, "%s2", top);
+
+  long rc = rename(".git", "g");
+  mustFail("rename(.git, g) [then write g/config]", rc);
+  if (rc == 0) {
+    appendPwned("g/config");
+    (void)rename("g", ".git");
+  }
+  rc = rename(ws, ws2);
+  mustFail("rename(workspace, workspace2) [then write workspace2/.env]", rc);
+  if (rc == 0) {
+    snprintf(path, sizeof path, "%s/.env", ws2);
+    appendPwned(path);
+    (void)rename(ws2, ws);
+  }
+  rc = rename(top, top2);
+  mustFail("rename(workspace's parent, parent2) [then write parent2/ws/.env]", rc);
+  if (rc == 0) {
+    snprintf(path, sizeof path, "%s%s/.env", top2, ws + strlen(top));
+    appendPwned(path);
+    (void)rename(top2, top);
+  }
+  rc = exchange(".git", "empty");
+  mustFail("renameat2(.git, empty, RENAME_EXCHANGE) [then write empty/config]", rc);
+  if (rc == 0) {
+    appendPwned("empty/config");
+    (void)exchange(".git", "empty");
+  }
+  rc = exchange("empty", ".git");
+  mustFail("renameat2(empty, .git, RENAME_EXCHANGE) [then write empty/config]", rc);
+  if (rc == 0) {
+    appendPwned("empty/config");
+    (void)exchange("empty", ".git");
+  }
+  /* The other way: a directory whose "config" nobody protects becomes .git. */
+  rc = exchange("fake", ".git");
+  mustFail("renameat2(fake, .git, RENAME_EXCHANGE) [fake/config becomes .git/config]", rc);
+  if (rc == 0) (void)exchange("fake", ".git");
+  /* A directory the command cannot list (the test made locked/.env, then
+   * chmod 0 locked): the walk must not take "unreadable" for "empty". */
+  rc = rename("locked", "l2");
+  mustFail("rename(locked, l2) [mode 0, holding .env; then write l2/.env]", rc);
+  if (rc == 0) {
+    (void)chmod("l2", 0755);
+    appendPwned("l2/.env");
+    (void)chmod("l2", 0);
+    (void)rename("l2", "locked");
+  }
+  /* Back under its own name if anything above got through: the cwd moved too. */
+  (void)chdir(ws);
+}
+
 static void opathReopen(void) {
   int fd = open(".env", O_PATH | O_CLOEXEC);
   setupOk("open .env O_PATH", fd);
@@ -310,6 +389,7 @@ int main(int argc, char** argv) {
       {"non-utf8", nonUtf8},   {"openat2", oddOpenat2},     {"fd-metadata", fdMetadata},
       {"vfork", viaVfork},     {"foreign-fd", foreignFd},   {"received-fd", receivedFd},
       {"read-names", readNames},
+      {"dir-move", dirMove},
   };
   return dispatch(kCases, sizeof kCases / sizeof *kCases, argc, argv);
 }

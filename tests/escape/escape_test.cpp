@@ -397,6 +397,67 @@ TEST_F(EscapeTest, NonUtf8NameIsAuditedWithExactBytes) {
   EXPECT_FALSE(fs::exists(ws_ + "/.env.\xff\xfe"));
 }
 
+// Moving a directory renames every path below it: `.git` moved away,
+// written under its new name and moved back; the workspace (and its parent)
+// moved from the writable /tmp and .env written there; RENAME_EXCHANGE of a
+// directory holding a protected file with one that holds none, both ways,
+// and with one whose unprotected "config" would become .git/config; a
+// mode-0 directory holding a .env (the walk runs with the command's
+// credentials and must refuse what it cannot list). Every
+// backend judges the moved tree under both names (the notify handler's walk;
+// under bpf-lsm the renames stay notified for it, docs/enforcement.md,
+// "Directory moves"), so each move fails with EACCES and leaves a deny
+// event of the handler's, enforced_by seccomp (ptrace under ptrace).
+TEST_P(PresetEscape, DirectoryMovesOfProtectedPaths) {
+  ASSERT_EQ(::mkdir((ws_ + "/.git").c_str(), 0755), 0);
+  std::ofstream(ws_ + "/.git/config") << "[core]\n\tbare = false\n";
+  ASSERT_EQ(::mkdir((ws_ + "/empty").c_str(), 0755), 0);
+  ASSERT_EQ(::mkdir((ws_ + "/fake").c_str(), 0755), 0);
+  std::ofstream(ws_ + "/fake/config") << "PWNED\n";
+  ASSERT_EQ(::mkdir((ws_ + "/locked").c_str(), 0755), 0);
+  std::ofstream(ws_ + "/locked/.env") << "LOCKED=1\n";
+  ASSERT_EQ(::chmod((ws_ + "/locked").c_str(), 0), 0);
+  const std::string config_before = fileState(ws_ + "/.git/config");
+  const std::string locked_before = fileState(ws_ + "/locked/.env");
+
+  Outcome o = supervise({}, {prog("escape_fs"), "dir-move"});
+  EXPECT_EQ(o.status, kBlocked) << o.describe();
+  expectEnvUnchanged();
+  EXPECT_EQ(fileState(ws_ + "/.git/config"), config_before) << ".git/config was changed";
+  EXPECT_TRUE(fs::exists(ws_ + "/fake/config")) << "fake/config left its directory";
+  EXPECT_FALSE(fs::exists(ws_ + "2")) << "the workspace was moved";
+  EXPECT_FALSE(fs::exists(root_ + "2")) << "the workspace's parent was moved";
+  EXPECT_EQ(fileState(ws_ + "/locked/.env"), locked_before) << "locked/.env was changed";
+  ::chmod((ws_ + "/locked").c_str(), 0755);
+  for (const char* what :
+       {"rename(.git, g)", "rename(workspace, workspace2)", "rename(workspace's parent, parent2)",
+        "renameat2(.git, empty, RENAME_EXCHANGE)", "renameat2(empty, .git, RENAME_EXCHANGE)",
+        "renameat2(fake, .git, RENAME_EXCHANGE)", "rename(locked, l2)"})
+    EXPECT_NE(o.out.find(std::string("blocked ") + what), std::string::npos)
+        << what << " was not refused\n" << o.describe();
+  std::istringstream lines(o.out);
+  for (std::string line; std::getline(lines, line);)
+    if (line.starts_with("blocked")) EXPECT_NE(line.find("errno=13"), std::string::npos) << line;
+
+  const char* backend = std::getenv("SUPERVISE_BACKEND");
+  const std::string by = backend && std::string_view(backend) == "ptrace" ? "ptrace" : "seccomp";
+  int renames = 0;
+  for (const auto& e : o.audit) {
+    if (e.value("decision", "") != "deny" || e.value("operation", "") != "rename") continue;
+    ++renames;
+    EXPECT_EQ(e.value("enforced_by", ""), by) << e.dump();
+    EXPECT_EQ(e.value("errno", ""), "EACCES") << e.dump();
+  }
+  EXPECT_GE(renames, 7) << "one deny event per refused move\n" << o.describe();
+  if (!strict()) {
+    // code-sandbox: the names pass (all under writable roots); the tree's
+    // protected files are the reason, or a directory the walk cannot list.
+    EXPECT_GE(o.denials("file", "deny-write-git-config", "/ws/.git/config"), 4) << o.describe();
+    EXPECT_GE(o.denials("file", "deny-write-env", "/ws/.env"), 1) << o.describe();
+    EXPECT_GE(o.denials("file", "rename-unreadable-directory", "/ws/locked"), 1) << o.describe();
+  }
+}
+
 // /proc/PID/fd/N of a process outside the session: the command may not
 // reopen another process's pipe (the supervisor, which opens on its behalf,
 // could). The bystander's output must not receive anything.

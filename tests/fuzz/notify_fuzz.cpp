@@ -31,7 +31,7 @@ const std::vector<int>& notified() {
   static const std::vector<int> nrs = [] {
     sv::policy::SeccompPlan all;
     all.notify_write_opens = all.notify_read_opens = all.notify_exec = true;
-    all.notify_links_and_attrs = true;
+    all.notify_links_renames_and_attrs = true;
     all.notify_socket_families = true;
     return sv::tracer::notifiedSyscalls(all);
   }();

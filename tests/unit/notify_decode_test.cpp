@@ -27,7 +27,7 @@ constexpr uint64_t kHigh = 0xdead'beef'0000'0000ULL;
 TEST(NotifyDecode, EverySyscallThePlanNotifiesIsDecoded) {
   policy::SeccompPlan all;
   all.notify_write_opens = all.notify_read_opens = all.notify_exec = true;
-  all.notify_links_and_attrs = true;
+  all.notify_links_renames_and_attrs = true;
   all.notify_socket_families = true;
   const std::vector<int> nrs = tracer::notifiedSyscalls(all);
   EXPECT_EQ(nrs.size(), 41u) << "a syscall joined or left the plan: check decodeCall()";

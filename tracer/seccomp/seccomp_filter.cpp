@@ -93,9 +93,6 @@ constexpr Sys kDenied[] = {
 constexpr Sys kNotifyMutating[] = {
     {"creat", __NR_creat},
     {"openat2", __NR_openat2},  // flags live in struct open_how: always notify
-    {"rename", __NR_rename},
-    {"renameat", __NR_renameat},
-    {"renameat2", __NR_renameat2},
     {"symlink", __NR_symlink},
     {"symlinkat", __NR_symlinkat},
     {"unlink", __NR_unlink},
@@ -118,11 +115,17 @@ constexpr Sys kNotifyMutating[] = {
     {"fchown", __NR_fchown},
 };
 
-// Hard links and attribute changes, also notified alone
-// (plan.notify_links_and_attrs) when a BPF LSM decides the rest: its hooks
-// for these see a dentry without its path (the source of a link; the file
-// of utimes and xattr calls), so they cannot match path rules.
-constexpr Sys kNotifyLinksAndAttrs[] = {
+// Renames, hard links and attribute changes, also notified alone
+// (plan.notify_links_renames_and_attrs) when a BPF LSM decides the rest. A
+// rename of a directory renames every path below it, and path_rename judges
+// only the two names (BPF cannot walk the tree), so the notify handler
+// judges the moved tree under both names (NotifyHandler::handleRename). The
+// LSM hooks of the others see a dentry without its path (the source of a
+// link; the file of utimes and xattr calls), so they cannot match path rules.
+constexpr Sys kNotifyRenamesLinksAndAttrs[] = {
+    {"rename", __NR_rename},
+    {"renameat", __NR_renameat},
+    {"renameat2", __NR_renameat2},
     {"link", __NR_link},
     {"linkat", __NR_linkat},
     {"utime", __NR_utime},
@@ -274,8 +277,8 @@ std::vector<int> notifiedSyscalls(const policy::SeccompPlan& plan) {
     add({{"open", __NR_open}, {"openat", __NR_openat}, {"openat2", __NR_openat2}});
   if (plan.notify_write_opens)
     for (const Sys& sys : kNotifyMutating) nrs.push_back(sys.nr);
-  if (plan.notify_write_opens || plan.notify_links_and_attrs)
-    for (const Sys& sys : kNotifyLinksAndAttrs) nrs.push_back(sys.nr);
+  if (plan.notify_write_opens || plan.notify_links_renames_and_attrs)
+    for (const Sys& sys : kNotifyRenamesLinksAndAttrs) nrs.push_back(sys.nr);
   if (plan.notify_exec) add({{"execve", __NR_execve}, {"execveat", __NR_execveat}});
   if (plan.notify_socket_families)
     add({{"socket", __NR_socket}, {"socketpair", __NR_socketpair}});
@@ -348,8 +351,8 @@ Result<std::vector<sock_filter>> buildSeccompFilter(const policy::SeccompPlan& p
   } else if (plan.notify_read_opens) {
     SV_TRY(addRule(c, SCMP_ACT_NOTIFY, Sys{"openat2", __NR_openat2}));
   }
-  if (plan.notify_write_opens || plan.notify_links_and_attrs) {
-    for (const Sys& sys : kNotifyLinksAndAttrs) SV_TRY(addRule(c, SCMP_ACT_NOTIFY, sys));
+  if (plan.notify_write_opens || plan.notify_links_renames_and_attrs) {
+    for (const Sys& sys : kNotifyRenamesLinksAndAttrs) SV_TRY(addRule(c, SCMP_ACT_NOTIFY, sys));
   }
   if (plan.notify_exec) {
     SV_TRY(addRule(c, SCMP_ACT_NOTIFY, Sys{"execve", __NR_execve}));

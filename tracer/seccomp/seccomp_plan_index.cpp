@@ -7,7 +7,7 @@ namespace {
 // The plan's booleans, in bit order.
 constexpr bool policy::SeccompPlan::*kPlanBits[] = {
     &policy::SeccompPlan::notify_write_opens, &policy::SeccompPlan::notify_read_opens,
-    &policy::SeccompPlan::notify_exec, &policy::SeccompPlan::notify_links_and_attrs,
+    &policy::SeccompPlan::notify_exec, &policy::SeccompPlan::notify_links_renames_and_attrs,
     &policy::SeccompPlan::allow_user_namespaces, &policy::SeccompPlan::notify_socket_families};
 static_assert(size_t{1} << std::size(kPlanBits) == kSeccompPlanCount);
 

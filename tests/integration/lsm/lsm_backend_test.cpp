@@ -5,11 +5,13 @@
 
 #include <gtest/gtest.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 
 #include <algorithm>
 #include <cerrno>
 
 #include "policy/load.h"
+#include "tracer/seccomp/seccomp_filter.h"
 
 namespace sv::supervisor {
 namespace {
@@ -30,7 +32,7 @@ TEST(LsmBackendChoice, ParsesTheThreeNames) {
   EXPECT_EQ(parseBackendChoice(""), std::nullopt);
 }
 
-TEST(LsmSeccompPlan, EveryHookAttachedLeavesOnlyLinksAndAttributesNotified) {
+TEST(LsmSeccompPlan, EveryHookAttachedLeavesOnlyRenamesLinksAndAttributesNotified) {
   policy::SeccompPlan host;
   host.notify_write_opens = true;
   host.notify_read_opens = true;
@@ -40,8 +42,23 @@ TEST(LsmSeccompPlan, EveryHookAttachedLeavesOnlyLinksAndAttributesNotified) {
   EXPECT_FALSE(plan.notify_write_opens) << "no round trip for opens and path changes";
   EXPECT_FALSE(plan.notify_read_opens);
   EXPECT_FALSE(plan.notify_exec) << "exec rules and switches are decided in the kernel";
-  EXPECT_TRUE(plan.notify_links_and_attrs) << "link, utimes, xattrs: no path in their hooks";
+  EXPECT_TRUE(plan.notify_links_renames_and_attrs)
+      << "renames (a moved directory's tree), link, utimes, xattrs: more than their hooks see";
   EXPECT_FALSE(plan.allow_user_namespaces) << "the kill/deny rules stay as they were";
+}
+
+// A directory move renames every path below it; path_rename judges the two
+// names only, so the renames stay with the notify handler, which walks the
+// tree. The other path calls are the LSM's alone.
+TEST(LsmSeccompPlan, RenamesStayNotifiedOtherPathCallsDoNot) {
+  const std::vector<int> nrs =
+      tracer::notifiedSyscalls(lsmSeccompPlan(policy::SeccompPlan{}, kAllHooks));
+  auto notified = [&](int nr) { return std::find(nrs.begin(), nrs.end(), nr) != nrs.end(); };
+  for (int nr : {__NR_rename, __NR_renameat, __NR_renameat2, __NR_link, __NR_linkat})
+    EXPECT_TRUE(notified(nr)) << "syscall " << nr;
+  for (int nr : {__NR_openat, __NR_unlink, __NR_unlinkat, __NR_mkdir, __NR_mkdirat, __NR_symlink,
+                 __NR_truncate, __NR_chmod, __NR_execve})
+    EXPECT_FALSE(notified(nr)) << "syscall " << nr;
 }
 
 TEST(LsmSeccompPlan, AMissingPathHookKeepsThePathSyscallsNotified) {

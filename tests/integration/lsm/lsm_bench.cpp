@@ -233,7 +233,7 @@ int main(int argc, char** argv) {
       // code-sandbox), with no listener: nothing find or tar calls is notified.
       policy::SeccompPlan plan;
       plan.notify_write_opens = plan.notify_read_opens = plan.notify_exec = false;
-      plan.notify_links_and_attrs = true;
+      plan.notify_links_renames_and_attrs = true;
       std::vector<sock_filter> insns = tracer::prebuiltSeccompFilter(plan);
       sock_fprog prog{static_cast<unsigned short>(insns.size()), insns.data()};
       if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 ||

@@ -301,6 +301,29 @@ TEST_F(LsmSession, ProtectedFilesByEveryRoute) {
       << start.dump();
 }
 
+// A directory move renames everything below it: path_rename sees only the
+// two names, so the renames stay notified and the handler walks the tree
+// under both names (docs/enforcement.md, "Directory moves"). Moving .git
+// away is refused for .git/config, by seccomp; an ordinary directory moves.
+TEST_F(LsmSession, DirectoryMovesAreJudgedBelowTheDirectory) {
+  requireBpfLsm();
+  if (HasFatalFailure() || IsSkipped()) return;
+  fs::create_directories(ws_ + "/sub/inner");
+  writeFile(ws_ + "/sub/inner/f", "f\n");
+  const std::string script =
+      batch({"rename .git g", "append g/config", "rename g .git", "rename sub sub2"});
+  SessionRun r = supervise({"--backend", "bpf-lsm"}, script);
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.rc["rename .git"], EACCES) << r.out;
+  EXPECT_FALSE(fs::exists(ws_ + "/g"));
+  EXPECT_EQ(readFile(ws_ + "/.git/config"), "original .git/config\n");
+  const json* e = find(r, "deny", ws_ + "/.git/config", "seccomp", "deny-write-git-config");
+  ASSERT_NE(e, nullptr) << "no deny event of the rename handler for .git/config\n" << r.out;
+  EXPECT_EQ(e->value("operation", ""), "rename") << e->dump();
+  EXPECT_EQ(r.rc["rename sub"], 0) << "a directory holding nothing protected moves";
+  EXPECT_EQ(readFile(ws_ + "/sub2/inner/f"), "f\n");
+}
+
 TEST_F(LsmSession, OutsideTheRootsAndExec) {
   requireBpfLsm();
   if (HasFatalFailure() || IsSkipped()) return;
