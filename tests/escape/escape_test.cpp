@@ -436,8 +436,11 @@ TEST_P(PresetEscape, DirectoryMovesOfProtectedPaths) {
     EXPECT_NE(o.out.find(std::string("blocked ") + what), std::string::npos)
         << what << " was not refused\n" << o.describe();
   std::istringstream lines(o.out);
-  for (std::string line; std::getline(lines, line);)
-    if (line.starts_with("blocked")) EXPECT_NE(line.find("errno=13"), std::string::npos) << line;
+  for (std::string line; std::getline(lines, line);) {
+    if (line.starts_with("blocked")) {
+      EXPECT_NE(line.find("errno=13"), std::string::npos) << line;
+    }
+  }
 
   const char* backend = std::getenv("SUPERVISE_BACKEND");
   const std::string by = backend && std::string_view(backend) == "ptrace" ? "ptrace" : "seccomp";
