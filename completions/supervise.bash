@@ -17,47 +17,44 @@ _supervise_exec_options() {
   fi
 }
 
-_supervise_exec() {
-  local cur prev words cword
+# Sets the caller's locals cur, prev, words and cword (bash-completion's
+# _init_completion where it is loaded, COMP_WORDS otherwise).
+_supervise_init() {
   _init_completion -s 2>/dev/null || {
     cur=${COMP_WORDS[COMP_CWORD]}
     prev=${COMP_WORDS[COMP_CWORD - 1]}
     words=("${COMP_WORDS[@]}")
     cword=$COMP_CWORD
   }
-  local i
+}
+
+# Everything after the -- at word $1 is the command: complete it as its own line.
+_supervise_command_after() {
+  if declare -F _command_offset >/dev/null; then
+    _command_offset $(($1 + 1))
+  else
+    COMPREPLY=($(compgen -c -- "$cur"))
+  fi
+}
+
+_supervise_exec() {
+  local cur prev words cword i
+  _supervise_init
   for ((i = 1; i < cword; i++)); do
-    if [[ ${words[i]} == -- ]]; then
-      if declare -F _command_offset >/dev/null; then
-        _command_offset $((i + 1))
-      else
-        COMPREPLY=($(compgen -c -- "$cur"))
-      fi
-      return
-    fi
+    [[ ${words[i]} == -- ]] && { _supervise_command_after "$i"; return; }
   done
   _supervise_exec_options
 }
 
 _supervise() {
   local cur prev words cword
-  _init_completion -s 2>/dev/null || {
-    cur=${COMP_WORDS[COMP_CWORD]}
-    prev=${COMP_WORDS[COMP_CWORD - 1]}
-    words=("${COMP_WORDS[@]}")
-    cword=$COMP_CWORD
-  }
+  _supervise_init
 
   local i sub="" subsub=""
   for ((i = 1; i < cword; i++)); do
     case ${words[i]} in
       --)
-        # Everything after -- is the command: complete it as its own line.
-        if declare -F _command_offset >/dev/null; then
-          _command_offset $((i + 1))
-        else
-          COMPREPLY=($(compgen -c -- "$cur"))
-        fi
+        _supervise_command_after "$i"
         return
         ;;
       -p | --policy | --preset | -o | --set | --workspace | --audit-file | --audit-fd | --output | --as-exe | --profile)

@@ -52,6 +52,10 @@ struct Request {
   int protocol = 0;
 };
 
+// Whether a rule id is one of the default rules below ("default-deny-read", ...):
+// nothing explicit in the policy matched.
+inline bool isDefaultRule(std::string_view rule_id) { return rule_id.starts_with("default-"); }
+
 struct Decision {
   Verdict verdict = Verdict::Deny;
   std::string_view rule_id;  // never empty: default rules have ids too
@@ -61,6 +65,10 @@ struct Decision {
   // record "would-deny" — unless `binding`: a self-protection denial holds in
   // every mode (docs/policy.md, "Self-protection").
   bool binding = false;
+
+  // Denied by a rule the policy names (a deny glob, self-protection), not by
+  // the default for paths no rule covers.
+  bool deniedByRule() const { return verdict == Verdict::Deny && !isDefaultRule(rule_id); }
 };
 
 // What audit events show of a rule besides its id (see RuleText lookups below).

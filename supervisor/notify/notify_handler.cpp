@@ -94,7 +94,7 @@ void fillDecision(AuditEvent& ev, const seccomp_data& data, const char* category
   ev.rule_id.assign(decision.rule_id);
   ev.rule_reason.assign(decision.reason);
   ev.rule_name.assign(decision.name);
-  ev.default_rule = decision.rule_id.starts_with("default-");
+  ev.default_rule = policy::isDefaultRule(decision.rule_id);
 }
 
 }  // namespace
@@ -671,9 +671,7 @@ bool NotifyHandler::readRuleFollows(Call& c, const UniqueFd& object, const std::
 
 bool NotifyHandler::readRuleFollowsName(Call& c, const std::string& from, const std::string& to) {
   const policy::Decision d = decide(c, Operation::Read, from);
-  if (d.verdict != Verdict::Deny || d.rule_id.starts_with("default-")) return true;
-  const policy::Decision there = decide(c, Operation::Read, to);
-  if (there.verdict == Verdict::Deny && !there.rule_id.starts_with("default-")) return true;
+  if (!d.deniedByRule() || decide(c, Operation::Read, to).deniedByRule()) return true;
   return record(c, Operation::Read, from, d);
 }
 
@@ -719,19 +717,17 @@ bool NotifyHandler::directoryMovePermitted(Call& c, const ResolvedPath& dir,
                       "too many entries to check for protected files");
       }
       const std::string child = rel.empty() ? std::string(name) : rel + "/" + std::string(name);
-      for (const std::string* base : {&dir.real_path, &new_path}) {
-        const std::string path = *base + "/" + child;
-        const policy::Decision d2 = decide(c, Operation::Write, path);
-        if (d2.verdict == Verdict::Deny && !d2.rule_id.starts_with("default-")) {
-          ::closedir(d);
-          // Enforced (or recorded as would-deny in audit mode, then allowed).
-          c.event.file.path2 = base == &dir.real_path ? new_path + "/" + child : dir.real_path + "/" + child;
-          const bool permitted = record(c, Operation::Write, path, d2);
-          return permitted;
-        }
-      }
       const std::string old_path = dir.real_path + "/" + child;
       const std::string moved_path = new_path + "/" + child;
+      for (const auto& [path, other] : {std::pair{&old_path, &moved_path}, {&moved_path, &old_path}}) {
+        const policy::Decision d2 = decide(c, Operation::Write, *path);
+        if (d2.deniedByRule()) {
+          ::closedir(d);
+          // Enforced (or recorded as would-deny in audit mode, then allowed).
+          c.event.file.path2 = *other;
+          return record(c, Operation::Write, *path, d2);
+        }
+      }
       c.event.file.path2 = moved_path;
       if (e->d_type != DT_LNK && !readRuleFollowsName(c, old_path, moved_path)) {
         ::closedir(d);

@@ -193,7 +193,7 @@ void fillLsmAuditEvent(const tracer::LsmEvent& e, const std::string& rule_id, bo
   ev.enforced_by = kEnforcedByBpfLsm;
   ev.err = enforced ? EACCES : 0;
   ev.rule_id = rule_id;
-  ev.default_rule = rule_id.starts_with("default-");
+  ev.default_rule = policy::isDefaultRule(rule_id);
   if (unix_peer) {
     // The cgroup programs' event for the same decision, with the resolved path.
     ev.network.family = "unix";

@@ -76,19 +76,16 @@ std::string Oracle::resolve(int dir, const std::string& path, bool follow_final)
   return joined;
 }
 
-policy::Decision Oracle::readDecision(const std::string& path) const {
+policy::Decision Oracle::engineDecision(Operation op, const std::string& path) const {
   policy::Request r;
-  r.op = Operation::Read;
+  r.op = op;
   r.path = path;
   return engine_.decide(r);
 }
 
 EventKey Oracle::decide(Operation op, const std::string& what, const std::string& path,
                         Expectation* into) const {
-  policy::Request r;
-  r.op = op;
-  r.path = path;
-  const policy::Decision d = engine_.decide(r);
+  const policy::Decision d = engineDecision(op, path);
   into->verdict = d.verdict;
   into->rule = std::string(d.rule_id);
   EventKey ev{what, std::string(verdictName(d.verdict)), std::string(d.rule_id)};
@@ -142,12 +139,9 @@ Expectation Oracle::expect(const Request& q) const {
       // read under (NotifyHandler::readRuleFollows); only a refusal is an event.
       struct stat st {};
       if (::lstat(from.c_str(), &st) == 0 && S_ISLNK(st.st_mode)) return e;  // opens follow it
-      const policy::Decision read = readDecision(from);
-      if (read.verdict == Verdict::Deny && !read.rule_id.starts_with("default-")) {
-        const policy::Decision there = readDecision(to);
-        if (there.verdict != Verdict::Deny || there.rule_id.starts_with("default-"))
-          decide(Operation::Read, "file " + op + " " + from + " " + to, from, &e);
-      }
+      if (engineDecision(Operation::Read, from).deniedByRule() &&
+          !engineDecision(Operation::Read, to).deniedByRule())
+        decide(Operation::Read, "file " + op + " " + from + " " + to, from, &e);
       return e;
     }
     case Kind::Exec: {

@@ -51,7 +51,7 @@ class Oracle {
   std::string resolve(int dir, const std::string& path, bool follow_final) const;
   EventKey decide(policy::Operation op, const std::string& what, const std::string& path,
                   Expectation* into) const;
-  policy::Decision readDecision(const std::string& path) const;
+  policy::Decision engineDecision(policy::Operation op, const std::string& path) const;
 
   const policy::Engine& engine_;
   const Fixture& fixture_;
