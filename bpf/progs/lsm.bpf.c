@@ -145,6 +145,37 @@ int BPF_PROG(path_chown, const struct path *path)
 /* No file_truncate program: ftruncate needs a file opened for writing, and
  * file_open judges every open with O_TRUNC as a write. */
 
+/* Whether `file` is a dynamic loader by its name, as the notify handler's
+ * isDynamicLoader names them (supervisor/notify/loader_exec.cpp): ld.so,
+ * ld.so.*, ld64.so.*, ld-*.so* (glibc's ld-linux*, musl's ld-musl-*). A name
+ * longer than the buffer that starts "ld-" counts: marking a task that is no
+ * loader costs only the judgement of its first executable mapping. */
+#define SV_LOADER_NAME_MAX 64
+static __always_inline bool sv_lsm_is_loader(struct file *file)
+{
+	char name[SV_LOADER_NAME_MAX];
+	long n = bpf_probe_read_kernel_str(name, sizeof name,
+					   BPF_CORE_READ(file, f_path.dentry, d_name.name));
+
+	if (n < 4 || name[0] != 'l' || name[1] != 'd')
+		return false;
+	if (name[2] == '-') {
+		if (n == sizeof name)
+			return true;
+		for (int i = 3; i + 3 < SV_LOADER_NAME_MAX; i++) {
+			if (i + 2 >= n)
+				break;
+			if (name[i] == '.' && name[i + 1] == 's' && name[i + 2] == 'o')
+				return true;
+		}
+		return false;
+	}
+	if (name[2] == '.' && name[3] == 's' && n >= 6 && name[4] == 'o')
+		return n == 6 || name[5] == '.'; /* "ld.so", "ld.so.*" */
+	return n >= 9 && name[2] == '6' && name[3] == '4' && name[4] == '.' && name[5] == 's' &&
+	       name[6] == 'o' && name[7] == '.'; /* "ld64.so.*" */
+}
+
 SEC("lsm/bprm_check_security")
 int BPF_PROG(bprm_check_security, struct linux_binprm *bprm)
 {
@@ -165,16 +196,23 @@ int BPF_PROG(bprm_check_security, struct linux_binprm *bprm)
 	ret = sv_lsm_judge_with(t, s, len, SV_LSM_HOOK_BPRM_CHECK, SV_LSM_OP_EXEC);
 	if (ret || len < 0 || !t)
 		return ret;
+	task = bpf_task_storage_get(&sv_lsm_task_store, bpf_get_current_task_btf(), 0,
+				    BPF_LOCAL_STORAGE_GET_F_CREATE);
+	/* A loader whose mark cannot be kept would map its program unjudged. */
+	if (!task)
+		return sv_lsm_is_loader(bprm->file) ? -SV_EACCES : 0;
+	/* Every round (a script, then its interpreter) overwrites it: the
+	 * last round's binary is what runs. */
+	if (sv_lsm_is_loader(bprm->file))
+		task->flags |= SV_LSM_TASK_F_LOADER_PENDING;
+	else
+		task->flags &= ~SV_LSM_TASK_F_LOADER_PENDING;
 	/* Profile switches follow the path the caller executed (the first
 	 * round), not a script's interpreter; they take effect at commit. */
 	if (BPF_CORE_READ(bprm, interp) != BPF_CORE_READ(bprm, filename))
 		return 0;
 	profile = sv_lsm_profile();
 	sw = sv_lsm_decide(t, s, profile, SV_LSM_OP_SWITCH, len);
-	task = bpf_task_storage_get(&sv_lsm_task_store, bpf_get_current_task_btf(), 0,
-				    BPF_LOCAL_STORAGE_GET_F_CREATE);
-	if (!task)
-		return 0;
 	task->flags &= ~SV_LSM_TASK_F_PENDING;
 	if (sw && sw->verdict == SV_LSM_SWITCH) {
 		task->pending_profile = sw->value;
@@ -191,10 +229,64 @@ int BPF_PROG(bprm_committed_creds, struct linux_binprm *bprm)
 	if (!sv_lsm_in_session())
 		return 0;
 	t = bpf_task_storage_get(&sv_lsm_task_store, bpf_get_current_task_btf(), 0, 0);
-	if (t && (t->flags & SV_LSM_TASK_F_PENDING)) {
+	if (!t)
+		return 0;
+	if (t->flags & SV_LSM_TASK_F_PENDING) {
 		t->profile = t->pending_profile;
 		t->flags &= ~SV_LSM_TASK_F_PENDING;
 	}
+	if (t->flags & SV_LSM_TASK_F_LOADER_PENDING)
+		t->flags |= SV_LSM_TASK_F_LOADING;
+	else
+		t->flags &= ~SV_LSM_TASK_F_LOADING;
+	t->flags &= ~SV_LSM_TASK_F_LOADER_PENDING;
+	return 0;
+}
+
+/* The dynamic loader run as a program (`ld-linux-x86-64.so.2 ./tool`): the
+ * kernel execs the loader, which then maps ./tool itself, with open and
+ * mmap, in no exec bprm_check_security sees. A task whose exec committed a
+ * loader is LOADING: its first executable mapping of a file other than the
+ * loader is the program, judged by the exec rules as an exec of it and
+ * followed by the profile switch an exec of it makes. glibc's and musl's
+ * loaders map the program before any other object (--preload and --audit
+ * libraries come after it; the ld.so.cache a search reads first is mapped
+ * read-only), and no code but the loader's runs before. The file mapped is
+ * the one judged: nothing to race, unlike the argument the notify handler
+ * reads. Every other mmap costs a task-storage lookup. */
+#define SV_PROT_EXEC 0x4
+SEC("lsm/mmap_file")
+int BPF_PROG(mmap_file, struct file *file, unsigned long reqprot, unsigned long prot,
+	     unsigned long flags)
+{
+	struct task_struct *current = bpf_get_current_task_btf();
+	struct sv_lsm_tables tables, *t;
+	struct sv_lsm_scratch *s;
+	struct sv_lsm_outcome *sw;
+	struct sv_lsm_task *task;
+	long len;
+	int ret;
+
+	if (!file || !(prot & SV_PROT_EXEC))
+		return 0;
+	task = bpf_task_storage_get(&sv_lsm_task_store, current, 0, 0);
+	if (!task || !(task->flags & SV_LSM_TASK_F_LOADING))
+		return 0;
+	/* The loader's own segments, which the exec maps. */
+	if (BPF_CORE_READ(file, f_inode) == BPF_CORE_READ(current, mm, exe_file, f_inode))
+		return 0;
+	task->flags &= ~SV_LSM_TASK_F_LOADING;
+	s = sv_lsm_session_scratch();
+	if (!s)
+		return 0;
+	t = sv_lsm_tables(&tables) ? &tables : NULL;
+	len = sv_lsm_load_path(s, &file->f_path, false);
+	ret = sv_lsm_judge_with(t, s, len, SV_LSM_HOOK_MMAP_FILE, SV_LSM_OP_EXEC);
+	if (ret || len < 0 || !t)
+		return ret;
+	sw = sv_lsm_decide(t, s, task->profile, SV_LSM_OP_SWITCH, len);
+	if (sw && sw->verdict == SV_LSM_SWITCH)
+		task->profile = sw->value;
 	return 0;
 }
 

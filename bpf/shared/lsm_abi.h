@@ -65,6 +65,7 @@
 #define SV_LSM_HOOK_PATH_CHOWN 15
 #define SV_LSM_HOOK_UNIX_STREAM_CONNECT 16 /* op WRITE: the peer's bound path */
 #define SV_LSM_HOOK_UNIX_MAY_SEND 17       /* op WRITE: the peer's bound path */
+#define SV_LSM_HOOK_MMAP_FILE 18 /* op EXEC: the program a dynamic loader run as one maps */
 
 /* Event flags. */
 #define SV_LSM_EVENT_F_AUDIT 0x1     /* deny reported, not enforced (audit mode) */
@@ -125,6 +126,10 @@ struct sv_lsm_task {
 	__u32 pad;
 };
 #define SV_LSM_TASK_F_PENDING 0x1
+/* bprm_check: this exec's binary is a dynamic loader; committed as LOADING,
+ * which mmap_file clears at the loader's first executable mapping. */
+#define SV_LSM_TASK_F_LOADER_PENDING 0x2
+#define SV_LSM_TASK_F_LOADING 0x4
 
 /* One decision; followed in the ring buffer record by path_len bytes of path
  * (no NUL). */

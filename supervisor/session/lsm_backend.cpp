@@ -39,7 +39,8 @@ const char* operationOf(const tracer::LsmEvent& e) {
     case tracer::kLsmHookPathTruncate: return "truncate";
     case tracer::kLsmHookPathChmod: return "chmod";
     case tracer::kLsmHookPathChown: return "chown";
-    case tracer::kLsmHookBprmCheck: return "exec";
+    case tracer::kLsmHookBprmCheck:
+    case tracer::kLsmHookMmapFile: return "exec";
     case tracer::kLsmHookSocketConnect: return "connect";
     case tracer::kLsmHookSocketSendmsg: return "sendmsg";
     case tracer::kLsmHookUnixStreamConnect: return "connect";
@@ -73,9 +74,10 @@ std::optional<BackendChoice> parseBackendChoice(std::string_view text) {
 policy::SeccompPlan lsmSeccompPlan(const policy::SeccompPlan& host,
                                    const std::vector<std::string>& hooks) {
   policy::SeccompPlan plan = host;
-  // file_open judges every open (read or write intent) and
-  // bprm_check_security every exec, profile switches included: required
-  // hooks, so a loaded filter always has them.
+  // file_open judges every open (read or write intent), bprm_check_security
+  // every exec, profile switches included, and mmap_file the program of a
+  // dynamic loader run as one: required hooks, so a loaded filter always
+  // has them.
   plan.notify_read_opens = false;
   plan.notify_exec = false;
   // Without path_mknod (no bpf_path_d_path kfunc) a denied O_CREAT would be

@@ -28,6 +28,7 @@
 #include "sv_lsm.skel.h"
 #include "tracer/bpf/bpf_probes.h"
 #include "tracer/bpf/libbpf_log.h"
+#include "tracer/probe.h"
 #include "tracer/bpf/lsm_policy_tables.h"
 
 namespace sv::tracer {
@@ -53,6 +54,7 @@ static_assert(kLsmHookBprmCheck == SV_LSM_HOOK_BPRM_CHECK &&
                   kLsmHookPathChown == SV_LSM_HOOK_PATH_CHOWN &&
                   kLsmHookUnixStreamConnect == SV_LSM_HOOK_UNIX_STREAM_CONNECT &&
                   kLsmHookUnixMaySend == SV_LSM_HOOK_UNIX_MAY_SEND &&
+                  kLsmHookMmapFile == SV_LSM_HOOK_MMAP_FILE &&
                   kLsmEventFlagAudit == SV_LSM_EVENT_F_AUDIT &&
                   kLsmEventFlagTruncated == SV_LSM_EVENT_F_TRUNCATED,
               "C++ mirrors of the ABI constants");
@@ -80,7 +82,11 @@ struct Hook {
 const Hook kHooks[] = {
     {"file_open", true, [](sv_lsm* s) { return s->progs.file_open; }, nullptr, true},
     {"bprm_check_security", true, [](sv_lsm* s) { return s->progs.bprm_check_security; }, nullptr, true},
-    {"bprm_committed_creds", false, [](sv_lsm* s) { return s->progs.bprm_committed_creds; }},
+    // Commits exec.switch profiles, and arms mmap_file for a loader's program.
+    {"bprm_committed_creds", true, [](sv_lsm* s) { return s->progs.bprm_committed_creds; }},
+    // The program of a dynamic loader run as one (`ld-linux.so.2 ./tool`),
+    // which no exec shows: without it an exec.deny'd tool runs that way.
+    {"mmap_file", true, [](sv_lsm* s) { return s->progs.mmap_file; }, nullptr, true},
     {"task_alloc", false, [](sv_lsm* s) { return s->progs.task_alloc; }},
     {"path_mknod", false, [](sv_lsm* s) { return s->progs.path_mknod; }, "bpf_path_d_path"},
     {"path_unlink", false, [](sv_lsm* s) { return s->progs.path_unlink; }, nullptr, true},
@@ -183,10 +189,11 @@ Result<LsmFilter> LsmFilter::load(const policy::LsmPlan& plan, uint64_t cgroup_i
   };
   auto hasFunc = [&](const std::string& name) { return funcId(name) > 0; };
   for (const Hook& h : kHooks) {
-    const bool wanted = !options.test_only &&
+    const bool disabled = testDisabled(std::string("lsm-hook:") + h.name);
+    const bool wanted = !options.test_only && !disabled &&
                         (options.network || !std::string_view(h.name).starts_with("socket_"));
     const int hook_id = wanted ? funcId(std::string("bpf_lsm_") + h.name) : -1;
-    std::string refused;
+    std::string refused = disabled ? kDisabledByTest : "";
     bool present = hook_id > 0 && (!h.kfunc || hasFunc(h.kfunc)) &&
                    (!h.d_path || lsmHookAllowsDPath(hook_id, &refused));
     if (!present && h.required && !options.test_only)

@@ -51,7 +51,8 @@ inline constexpr uint8_t kLsmHookFileOpen = 1, kLsmHookPathMknod = 2, kLsmHookPa
                          kLsmHookPathLink = 7, kLsmHookPathSymlink = 8, kLsmHookPathTruncate = 9,
                          kLsmHookBprmCheck = 10, kLsmHookSocketConnect = 12,
                          kLsmHookSocketSendmsg = 13, kLsmHookPathChmod = 14, kLsmHookPathChown = 15,
-                         kLsmHookUnixStreamConnect = 16, kLsmHookUnixMaySend = 17;
+                         kLsmHookUnixStreamConnect = 16, kLsmHookUnixMaySend = 17,
+                         kLsmHookMmapFile = 18;
 inline constexpr uint8_t kLsmEventFlagAudit = 0x1;      // would-deny, not enforced
 inline constexpr uint8_t kLsmEventFlagTruncated = 0x2;  // path too long: denied unjudged
 
@@ -71,9 +72,9 @@ class LsmFilter {
  public:
   // Loads, fills the tables, registers cgroup_id (0: none yet, see
   // addSession) and attaches. Hooks the kernel's BTF lacks stay unloaded
-  // (hooks() lists what is attached); file_open and bprm_check_security are
-  // required. On failure nothing stays attached; the error carries libbpf's
-  // log tail.
+  // (hooks() lists what is attached); file_open, bprm_check_security,
+  // bprm_committed_creds and mmap_file are required. On failure nothing
+  // stays attached; the error carries libbpf's log tail.
   static Result<LsmFilter> load(const policy::LsmPlan& plan, uint64_t cgroup_id,
                                 const LsmFilterOptions& options = {});
 

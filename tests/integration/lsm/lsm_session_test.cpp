@@ -109,6 +109,21 @@ class LsmSession : public ::testing::Test {
     }
   }
 
+  // A policy file where tools/switcher (a copy of lsm_routes) switches to
+  // profile p, whose writable root lifts the base's deny of protected/**;
+  // `exec_rules` go before the switch rule in "exec".
+  std::string switcherPolicy(const std::string& exec_rules = "") {
+    fs::create_directories(ws_ + "/tools");
+    fs::create_directories(ws_ + "/protected");
+    fs::copy_file(kRoutes, ws_ + "/tools/switcher");
+    const std::string prot = ws_ + "/protected", policy_file = root_ + "/policy.json";
+    writeFile(policy_file, R"({"version": 1,
+      "filesystem": {"denyWrite": [{"path": ")" + prot + R"(/**", "id": "deny-protected"}]},
+      "exec": {)" + exec_rules + R"( "switch": [{"match": ")" + ws_ + R"(/tools/switcher", "profile": "p"}]},
+      "profiles": {"p": {"filesystem": {"writableRoots": [")" + prot + R"("]}}}})");
+    return policy_file;
+  }
+
   static std::vector<std::string> protectedFiles() {
     return {".env", ".env.local", ".git/config", ".git/hooks/x"};
   }
@@ -355,15 +370,8 @@ TEST_F(LsmSession, OutsideTheRootsAndExec) {
 TEST_F(LsmSession, ProfileSwitchOnExec) {
   requireBpfLsm();
   if (HasFatalFailure() || IsSkipped()) return;
-  fs::create_directories(ws_ + "/tools");
-  fs::create_directories(ws_ + "/protected");
-  fs::copy_file(kRoutes, ws_ + "/tools/switcher");
   const std::string prot = ws_ + "/protected";
-  const std::string policy_file = root_ + "/policy.json";
-  writeFile(policy_file, R"({"version": 1,
-    "filesystem": {"denyWrite": [{"path": ")" + prot + R"(/**", "id": "deny-protected"}]},
-    "exec": {"switch": [{"match": ")" + ws_ + R"(/tools/switcher", "profile": "p"}]},
-    "profiles": {"p": {"filesystem": {"writableRoots": [")" + prot + R"("]}}}})");
+  const std::string policy_file = switcherPolicy();
   writeFile(prot + "/u", "u\n");  // utimes is still decided in user space (notified)
   const std::string script = batch({"creat " + prot + "/base", "utimes " + prot + "/u"}) +
                              "tools/switcher creat " + prot + "/a; echo \"R switched a $?\"\n" +
@@ -382,6 +390,55 @@ TEST_F(LsmSession, ProfileSwitchOnExec) {
   // may touch prot/u, the base shell may not.
   EXPECT_NE(r.rc["utimes " + prot + "/u"], 0);
   EXPECT_EQ(r.rc["switched u"], 0) << r.err;
+}
+
+// The dynamic loader run as a program maps its program itself, in no exec
+// bprm_check_security sees: mmap_file judges the loader's first executable
+// mapping of another file as an exec of it (exec.deny holds, options before
+// the program included), and an exec.switch rule follows the program, as the
+// notify handler does for the host backend. mmap_file is required: without
+// it (SUPERVISE_TEST_DISABLE=lsm-hook:mmap_file) a forced bpf-lsm refuses to
+// start and `auto` runs the host backend, whose handler judges the loader's
+// argument: the same verdicts and rule.
+TEST_F(LsmSession, TheLoaderRunAsAProgramIsJudgedOnItsProgram) {
+  requireBpfLsm();
+  if (HasFatalFailure() || IsSkipped()) return;
+  const std::string loader = fs::canonical("/lib64/ld-linux-x86-64.so.2").string();
+  const std::string libc = fs::canonical("/lib/x86_64-linux-gnu/libc.so.6").string();
+  fs::copy_file("/bin/echo", ws_ + "/denied");
+  const std::string prot = ws_ + "/protected";
+  const std::string policy_file =
+      switcherPolicy(R"("deny": [{"path": ")" + ws_ + R"(/denied", "id": "no-tool"}],)");
+  const std::string script =
+      loader + " ./denied RAN-DENIED; echo \"R loader denied $?\"\n" + loader + " --preload " +
+      libc + " ./denied RAN-DENIED; echo \"R preload denied $?\"\n" + loader +
+      " /bin/echo RAN-ALLOWED; echo \"R loader echo $?\"\n" + loader + " ./tools/switcher creat " +
+      prot + "/a; echo \"R switched a $?\"\n";
+  for (const bool in_kernel : {true, false}) {
+    SCOPED_TRACE(in_kernel ? "bpf-lsm" : "host backend, mmap_file unavailable");
+    if (!in_kernel) {
+      ::setenv("SUPERVISE_TEST_DISABLE", "lsm-hook:mmap_file", 1);
+      SessionRun forced = supervise({"--backend", "bpf-lsm", "--policy", policy_file}, "true\n");
+      EXPECT_EQ(forced.status, 125) << forced.err;
+      EXPECT_NE(forced.err.find("mmap_file"), std::string::npos) << forced.err;
+    }
+    SessionRun r = supervise(
+        {"--backend", in_kernel ? "bpf-lsm" : "auto", "--policy", policy_file}, script);
+    ::unsetenv("SUPERVISE_TEST_DISABLE");
+    EXPECT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(r.out.find("RAN-DENIED"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("RAN-ALLOWED"), std::string::npos) << r.out;
+    // bpf-lsm: the loader cannot map it (127); host: execve fails (126).
+    EXPECT_EQ(r.rc["loader denied"], in_kernel ? 127 : 126) << r.out << r.err;
+    EXPECT_EQ(r.rc["preload denied"], in_kernel ? 127 : 126) << r.out << r.err;
+    const json* e =
+        find(r, "deny", ws_ + "/denied", in_kernel ? "bpf-lsm" : "seccomp", "no-tool");
+    ASSERT_NE(e, nullptr) << "no exec deny event for the loader's program\n" << r.out;
+    EXPECT_EQ(e->value("operation", ""), "exec") << e->dump();
+    EXPECT_EQ(r.rc["switched a"], 0) << r.out << r.err;
+    EXPECT_TRUE(fs::exists(prot + "/a")) << "the loader's program did not switch the profile";
+    fs::remove(prot + "/a");
+  }
 }
 
 // supervise exec --profile under bpf-lsm: the daemon's session puts the
