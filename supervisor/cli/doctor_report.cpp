@@ -150,6 +150,7 @@ nlohmann::json doctorJson(const HostReport &host, const PolicySummary &s, const 
             {"bpf_tracepoint", c.bpf_tracepoint},
             {"bpf_lsm_active", c.bpf_lsm_active},
             {"bpf_lsm_loadable", c.bpf_lsm_loadable},
+            {"bpf_lsm_path_hooks", c.bpf_lsm_path_hooks},
             {"lsms", host.lsms}}},
           {"checks", checks},
           {"policy",

@@ -1,6 +1,10 @@
 // The feature matrix (see feature_matrix.h).
 #include "supervisor/host/feature_matrix.h"
 
+#include <algorithm>
+
+#include "tracer/bpf/lsm_filter.h"
+
 namespace sv::supervisor {
 namespace {
 
@@ -39,6 +43,20 @@ std::vector<FeatureRow> featureMatrix(const HostCaps &c, const policy::Policy &p
   // `--backend auto` (the default) takes bpf-lsm where the BPF LSM is active
   // and its programs load (lsm_backend.h); the rows below then name it.
   const bool lsm = c.bpf_lsm_loadable && c.bpf_lsm_active;
+  // Even then user space decides part of the file rules, on every kernel:
+  // lsmSeccompPlan (session/lsm_backend.h) keeps renames notified
+  // (path_rename sees the two names, not the tree a directory move renames),
+  // and links, utimes and xattr calls (their hooks see a dentry, not its
+  // path). Where a path_* hook cannot load (6.1 refuses bpf_d_path in them)
+  // it keeps every write open and path change too. So file roots and deny
+  // globs read "bpf-lsm + seccomp-notify" under bpf-lsm; the detail says
+  // which calls go where.
+  const std::string lsm_med = "bpf-lsm + " + med;
+  const std::string lsm_notified = "renames, links, utimes and xattr calls decided in user space";
+  const std::string lsm_no_paths =
+      "write opens and path changes (creates, unlinks, mkdir, renames, links, truncates, "
+      "chmod/chown) decided in user space, because " +
+      why(c, "bpf_lsm_path_hooks", "path_* hooks");
 
   bool deny_globs = anyDenyGlobs(p.filesystem), exec_rules = anyExecRules(p.exec);
   for (const auto &[name, prof] : p.profiles) {
@@ -53,11 +71,15 @@ std::vector<FeatureRow> featureMatrix(const HostCaps &c, const policy::Policy &p
     rows.push_back({std::move(id), std::move(label), used, ok, ok ? std::move(backend) : "",
                     ok ? std::move(good) : std::move(bad)});
   };
+  const std::string lsm_detail =
+      "files, exec and connect decided by BPF LSM programs in the kernel (if every hook's "
+      "program loads; else host); user-notify keeps renames, links, utimes and xattr calls" +
+      (c.bpf_lsm_path_hooks
+           ? std::string()
+           : ", and write opens and path changes: " + why(c, "bpf_lsm_path_hooks", "path_* hooks"));
   rows.push_back({"backend", "backend (--backend auto)", true, true,
                   lsm ? "bpf-lsm" : ptrace ? "ptrace" : "host",
-                  lsm ? "files, exec and connect decided by BPF LSM programs in the kernel "
-                        "(if every hook's program loads; else host); user-notify keeps link, "
-                        "utimes and xattr calls"
+                  lsm ? lsm_detail
                   : ptrace
                       ? floor_name + " + seccomp stops answered by a ptrace tracer + cgroup-bpf" +
                             (c.ptrace_backend ? std::string(" (--backend ptrace)")
@@ -82,11 +104,20 @@ std::vector<FeatureRow> featureMatrix(const HostCaps &c, const policy::Policy &p
         "write opens and execs decided in user space, fds injected with ADDFD",
         why(c, "seccomp_notify", "seccomp user-notify with ADDFD"));
   if (lsm) {
-    // What bpf-lsm decides in the kernel, each with no round trip.
-    row("file_roots", "file roots", true, true, "bpf-lsm",
-        "read/write roots decided per open and path change by BPF LSM hooks", "");
-    row("deny_globs", "deny globs", deny_globs, true, "bpf-lsm",
-        "globs matched in the kernel against compiled tables, later files included", "");
+    // What bpf-lsm decides in the kernel with no round trip, and (lsm_med)
+    // what user-notify keeps of the file rules.
+    const std::string no_notify = why(c, "seccomp_notify", "seccomp user-notify");
+    row("file_roots", "file roots", true, notify, lsm_med,
+        c.bpf_lsm_path_hooks
+            ? "read/write roots decided per open and path change by BPF LSM hooks; " + lsm_notified
+            : "reads decided per open by BPF LSM hooks; " + lsm_no_paths,
+        no_notify);
+    const std::string globs =
+        "globs matched in the kernel against compiled tables, later files included, per ";
+    row("deny_globs", "deny globs", deny_globs, notify, lsm_med,
+        c.bpf_lsm_path_hooks ? globs + "open and path change; " + lsm_notified
+                             : globs + "read open; " + lsm_no_paths,
+        no_notify);
     row("exec_rules", "exec rules", exec_rules, true, "bpf-lsm",
         "bprm_check_security decides the final binary", "");
     row("profiles", "profiles", !p.profiles.empty(), true, "bpf-lsm",
@@ -123,12 +154,16 @@ std::vector<FeatureRow> featureMatrix(const HostCaps &c, const policy::Policy &p
   rows.push_back({"network.all", "network: all", mode == NetworkMode::All, true, "none needed",
                   "no network filter is loaded"});
   const bool net_events = mode == NetworkMode::All || c.bpf_ringbuf;
+  // Under bpf-lsm the LSM programs report their decisions through their
+  // ring buffer; what user space still decides comes from the notify path.
   row("audit", "audit events", true, notify && net_events,
-      mode == NetworkMode::All ? med : med + " + cgroup-bpf",
+      (lsm ? lsm_med : med) + (mode == NetworkMode::All ? "" : " + cgroup-bpf"),
       std::string(p.mode == policy::Mode::Audit ? "mode audit: would-deny recorded, nothing "
                                                   "enforced; "
                                                 : "") +
-          "file/exec decisions from the notify path" +
+          (lsm ? "file/exec decisions from the BPF LSM ring buffer, and from the notify path "
+                 "for the calls user space decides"
+               : "file/exec decisions from the notify path") +
           (mode == NetworkMode::All ? "" : ", network decisions from the BPF ring buffer"),
       !notify ? why(c, "seccomp_notify", "seccomp user-notify")
               : why(c, "ringbuf", "BPF ring buffer"));
@@ -205,6 +240,14 @@ HostCaps sessionHostCaps(const SessionSetup &setup) {
     c.why["ringbuf"] = setup.net_needed ? setup.net_error : "not tried in this session";
   c.bpf_tracepoint = setup.proc_tracker;
   c.bpf_lsm_active = c.bpf_lsm_loadable = setup.bpf_lsm;
+  c.bpf_lsm_path_hooks = setup.bpf_lsm && tracer::hasEveryLsmPathHook(setup.lsm_hooks);
+  if (setup.bpf_lsm && !c.bpf_lsm_path_hooks) {
+    std::string missing;
+    for (const char *h : tracer::kLsmPathHooks)
+      if (std::find(setup.lsm_hooks.begin(), setup.lsm_hooks.end(), h) == setup.lsm_hooks.end())
+        missing += (missing.empty() ? "" : ", ") + std::string(h);
+    c.why["bpf_lsm_path_hooks"] = "not loaded on this kernel: " + missing;
+  }
   c.kernel_audit = setup.kernel_audit;
   if (c.kernel_audit)
     c.kernel_audit_detail = setup.kernel_audit_detail;

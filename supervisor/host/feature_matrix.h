@@ -40,6 +40,9 @@ struct HostCaps {
   bool bpf_tracepoint = false;
   bool bpf_lsm_active = false;    // "bpf" in the kernel's active LSM list
   bool bpf_lsm_loadable = false;  // a BPF_PROG_TYPE_LSM program loads and attaches
+  // Every path_* hook loads (tracer::kLsmPathHooks: yes on 6.12, no on 6.1):
+  // else a bpf-lsm session leaves write opens and path changes on user-notify.
+  bool bpf_lsm_path_hooks = false;
   // The kernel's own denials can be recorded: kernel audit is on or can be
   // turned on, and its read-only multicast group can be joined.
   bool kernel_audit = false;
@@ -57,7 +60,7 @@ struct FeatureRow {
   bool used = false;  // the policy relies on it (a missing backend then blocks the run)
   bool enforceable = false;
   std::string backend;  // "landlock", "mountns", "seccomp-notify", "cgroup-bpf", "cgroup",
-                        // "" when none
+                        // "bpf-lsm", joined with " + " when several decide; "" when none
   std::string detail;   // what is missing, or how it is enforced
 };
 
@@ -84,6 +87,7 @@ struct SessionSetup {
   std::string net_error;
   bool proc_tracker = false;  // the BPF process tracker (ring buffer, tracepoints) loaded
   bool bpf_lsm = false;       // the bpf-lsm backend loaded
+  std::vector<std::string> lsm_hooks;  // and the hooks it attached (LsmBackend::hooks())
   bool kernel_audit = false;  // the kernel's denials are read (kernel_denials.h)
   std::string kernel_audit_detail;  // what was done to the host's audit state, or why not
 };

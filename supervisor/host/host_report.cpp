@@ -13,6 +13,7 @@
 #include "common/read_file.h"
 #include "tracer/bpf/bpf_probes.h"
 #include "tracer/bpf/libbpf_log.h"
+#include "tracer/bpf/lsm_filter.h"
 #include "tracer/cgroup.h"
 #include "tracer/kernel_audit/audit_netlink.h"
 #include "tracer/kernel_audit/audit_switch.h"
@@ -77,6 +78,9 @@ void probeBpf(HostReport &r) {
     add(r, "bpf.tracepoint", "BPF tracepoints", CheckState::Missing, "no", tracer::kDisabledByTest);
     add(r, "bpf.lsm_loadable", "BPF LSM program loads", CheckState::Missing, "no",
         tracer::kDisabledByTest);
+    c.why["bpf_lsm_path_hooks"] = tracer::kDisabledByTest;
+    add(r, "bpf.lsm_path_hooks", "  path_* hooks load", CheckState::Info, "n/a",
+        tracer::kDisabledByTest);
     return;
   }
   // libbpf prints its own warnings; a probe's refusal is reported by us instead.
@@ -135,6 +139,27 @@ void probeBpf(HostReport &r) {
       c.bpf_lsm_loadable ? "yes" : "no",
       c.bpf_lsm_loadable ? "lsm/file_open loaded and attached" : lsm);
 
+  // Which path_* hooks a session's LsmFilter would load: it asks the same
+  // (tracer::probeLsmHooks), and without every one of them a bpf-lsm
+  // session leaves write opens and path changes on user-notify.
+  if (!c.bpf_lsm_loadable) {
+    c.why["bpf_lsm_path_hooks"] = "no LSM program loads";
+    add(r, "bpf.lsm_path_hooks", "  path_* hooks load", CheckState::Info, "n/a",
+        "no LSM program loads here");
+    return;
+  }
+  std::vector<tracer::LsmHookMissing> missing;
+  auto hooks = tracer::probeLsmHooks(&missing);
+  c.bpf_lsm_path_hooks = hooks && tracer::hasEveryLsmPathHook(*hooks);
+  const std::string hooks_detail =
+      hooks ? tracer::describeMissingPathHooks(missing) : hooks.error().message();
+  if (!c.bpf_lsm_path_hooks) c.why["bpf_lsm_path_hooks"] = hooks_detail;
+  add(r, "bpf.lsm_path_hooks", "  path_* hooks load", okIf(c.bpf_lsm_path_hooks),
+      c.bpf_lsm_path_hooks ? "yes" : "no",
+      c.bpf_lsm_path_hooks
+          ? "bpf_d_path allowed in every path_* hook, bpf_path_d_path kfunc present: write opens "
+            "and path changes decided in the kernel under bpf-lsm"
+          : hooks_detail + "; so under bpf-lsm, write opens and path changes stay on user-notify");
 }
 
 // Kernel audit, where the kernel's own denials come from. Doctor only asks

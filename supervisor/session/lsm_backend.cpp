@@ -83,11 +83,7 @@ policy::SeccompPlan lsmSeccompPlan(const policy::SeccompPlan& host,
   // Without path_mknod (no bpf_path_d_path kfunc) a denied O_CREAT would be
   // judged by file_open after the file exists; without one of the others a
   // route to a protected file would be open. Then user-notify keeps them.
-  bool all_paths = true;
-  for (const char* h : {"path_mknod", "path_unlink", "path_mkdir", "path_rmdir", "path_symlink",
-                        "path_rename", "path_truncate", "path_chmod", "path_chown"})
-    all_paths = all_paths && hasHook(hooks, h);
-  plan.notify_write_opens = host.notify_write_opens && !all_paths;
+  plan.notify_write_opens = host.notify_write_opens && !tracer::hasEveryLsmPathHook(hooks);
   // Hooks that see a dentry without its path cannot match path rules: the
   // source of a hard link (a second, unprotected name for .env would let it
   // be written), utime(s)/utimensat (inode_setattr) and the xattr calls

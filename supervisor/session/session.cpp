@@ -567,6 +567,7 @@ StepResult emitSessionStart(SessionState& s) {
                         s.net ? "cgroup-bpf" : "",
                         s.proc->tracker() ? "bpf-proc" : ""})
     if (*b) backends.emplace_back(b);
+  const std::vector<std::string> lsm_hooks = s.lsm ? s.lsm->hooks() : std::vector<std::string>{};
   const HostCaps caps = sessionHostCaps({.host = s.host,
                                          .seccomp_filter = s.filter.has_value(),
                                          .ptrace = s.ptrace,
@@ -580,6 +581,7 @@ StepResult emitSessionStart(SessionState& s) {
                                          .net_error = s.net_error,
                                          .proc_tracker = s.proc->tracker() != nullptr,
                                          .bpf_lsm = s.lsm != nullptr,
+                                         .lsm_hooks = lsm_hooks,
                                          .kernel_audit = s.kernel_denials != nullptr,
                                          .kernel_audit_detail =
                                              s.kernel_denials ? s.kernel_denials->describe()

@@ -106,6 +106,25 @@ const Hook kHooks[] = {
     {"unix_may_send", false, [](sv_lsm* s) { return s->progs.unix_may_send; }},
 };
 
+// Whether hook `h` can load on the kernel of `vmlinux` (its BTF); *why says
+// why not, without the hook's name. load() and probeLsmHooks() both ask
+// this, so doctor's answer is the session's.
+bool hookLoads(const Hook& h, const btf* vmlinux, std::string* why) {
+  auto funcId = [vmlinux](const std::string& name) {
+    return btf__find_by_name_kind(vmlinux, name.c_str(), BTF_KIND_FUNC);
+  };
+  const int hook_id = funcId(std::string("bpf_lsm_") + h.name);
+  if (hook_id <= 0) {
+    *why = "no such LSM hook in the kernel BTF";
+    return false;
+  }
+  if (h.kfunc && funcId(h.kfunc) <= 0) {
+    *why = std::string("no ") + h.kfunc + " kfunc";
+    return false;
+  }
+  return !h.d_path || lsmHookAllowsDPath(hook_id, why);
+}
+
 uint64_t sumPercpu(bpf_map* map, uint32_t key) {
   int ncpu = libbpf_num_possible_cpus();
   if (ncpu <= 0) return 0;
@@ -184,22 +203,14 @@ Result<LsmFilter> LsmFilter::load(const policy::LsmPlan& plan, uint64_t cgroup_i
   // stays unloaded. One parse of the kernel BTF serves every lookup.
   std::unique_ptr<btf, void (*)(btf*)> vmlinux(btf__load_vmlinux_btf(), btf__free);
   if (!vmlinux) return errnoError("bpf-lsm: load kernel BTF (/sys/kernel/btf/vmlinux)");
-  auto funcId = [&](const std::string& name) {
-    return btf__find_by_name_kind(vmlinux.get(), name.c_str(), BTF_KIND_FUNC);
-  };
-  auto hasFunc = [&](const std::string& name) { return funcId(name) > 0; };
   for (const Hook& h : kHooks) {
     const bool disabled = testDisabled(std::string("lsm-hook:") + h.name);
     const bool wanted = !options.test_only && !disabled &&
                         (options.network || !std::string_view(h.name).starts_with("socket_"));
-    const int hook_id = wanted ? funcId(std::string("bpf_lsm_") + h.name) : -1;
-    std::string refused = disabled ? kDisabledByTest : "";
-    bool present = hook_id > 0 && (!h.kfunc || hasFunc(h.kfunc)) &&
-                   (!h.d_path || lsmHookAllowsDPath(hook_id, &refused));
+    std::string why = disabled ? kDisabledByTest : "";
+    const bool present = wanted && hookLoads(h, vmlinux.get(), &why);
     if (!present && h.required && !options.test_only)
-      return Error{ENOTSUP, std::string("bpf-lsm: ") +
-                                (refused.empty() ? "kernel BTF has no LSM hook " + std::string(h.name)
-                                                 : std::string(h.name) + ": " + refused)};
+      return Error{ENOTSUP, "bpf-lsm: " + std::string(h.name) + ": " + why};
     bpf_program__set_autoload(h.prog(s->skel.get()), present);
     if (present) s->hooks.push_back(h.name);
   }
@@ -385,6 +396,44 @@ Result<bool> probeBpfLsm(std::string* detail) {
   }
   if (detail) *detail = active;
   return true;
+}
+
+Result<std::vector<std::string>> probeLsmHooks(std::vector<LsmHookMissing>* missing) {
+  std::unique_ptr<btf, void (*)(btf*)> vmlinux(btf__load_vmlinux_btf(), btf__free);
+  if (!vmlinux) return errnoError("bpf-lsm: load kernel BTF (/sys/kernel/btf/vmlinux)");
+  std::vector<std::string> hooks;
+  for (const Hook& h : kHooks) {
+    std::string why;
+    if (hookLoads(h, vmlinux.get(), &why))
+      hooks.push_back(h.name);
+    else if (missing)
+      missing->push_back({h.name, why});
+  }
+  return hooks;
+}
+
+bool hasEveryLsmPathHook(const std::vector<std::string>& hooks) {
+  for (const char* h : kLsmPathHooks)
+    if (std::find(hooks.begin(), hooks.end(), h) == hooks.end()) return false;
+  return true;
+}
+
+std::string describeMissingPathHooks(const std::vector<LsmHookMissing>& missing) {
+  // One clause per reason, in hook order: 6.1 refuses bpf_d_path in eight
+  // hooks for the same reason.
+  std::vector<std::pair<std::string, std::string>> by_why;  // why, hooks
+  for (const auto& m : missing) {
+    if (!m.hook.starts_with("path_")) continue;
+    auto it = std::find_if(by_why.begin(), by_why.end(),
+                           [&](const auto& w) { return w.first == m.why; });
+    if (it == by_why.end())
+      by_why.emplace_back(m.why, m.hook);
+    else
+      it->second += ", " + m.hook;
+  }
+  std::string out;
+  for (const auto& [why, hooks] : by_why) out += (out.empty() ? "" : "; ") + hooks + ": " + why;
+  return out;
 }
 
 Result<uint64_t> cgroupIdOf(const std::string& cgroup_dir) {

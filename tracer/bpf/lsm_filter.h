@@ -155,6 +155,33 @@ Result<bool> bpfLsmActive(std::string* detail = nullptr);
 // only when the probe itself cannot run.
 Result<bool> probeBpfLsm(std::string* detail = nullptr);
 
+// A hook LsmFilter leaves unloaded on this kernel, and why.
+struct LsmHookMissing {
+  std::string hook;  // "path_mknod"
+  std::string why;   // "no bpf_path_d_path kfunc"
+};
+
+// Which of LsmFilter's hooks load on this kernel, asked as load() asks
+// (the hook and kfunc in the kernel's BTF, the verifier's bpf_d_path
+// permission) without loading the filter: a few instructions per hook, for
+// `supervise doctor`. Every hook, the socket ones included; *missing gets
+// the others. Meaningless where LSM programs do not load at all (the
+// bpf_d_path check then reads as allowed).
+Result<std::vector<std::string>> probeLsmHooks(std::vector<LsmHookMissing>* missing = nullptr);
+
+// The path_* hooks that decide write opens and path changes in the kernel.
+// Without any one of them (6.1 refuses bpf_d_path in them all; before 6.12
+// there is no bpf_path_d_path kfunc for path_mknod) a bpf-lsm session keeps
+// every write open and path change on user-notify (lsmSeccompPlan).
+// path_link is not among them: links stay notified whatever loads.
+inline constexpr const char* kLsmPathHooks[] = {
+    "path_mknod",  "path_unlink",   "path_mkdir", "path_rmdir", "path_symlink",
+    "path_rename", "path_truncate", "path_chmod", "path_chown"};
+bool hasEveryLsmPathHook(const std::vector<std::string>& hooks);
+// The path_* hooks of `missing`, grouped by reason: "path_mknod: no
+// bpf_path_d_path kfunc; path_unlink, path_mkdir, ...: bpf_d_path: ...".
+std::string describeMissingPathHooks(const std::vector<LsmHookMissing>& missing);
+
 // The id bpf_get_current_cgroup_id() reports for a cgroup2 directory.
 Result<uint64_t> cgroupIdOf(const std::string& cgroup_dir);
 

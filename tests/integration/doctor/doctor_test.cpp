@@ -16,6 +16,7 @@
 #include <string>
 
 #include "policy/load.h"
+#include "tracer/bpf/lsm_filter.h"
 
 namespace sv::supervisor {
 namespace {
@@ -75,15 +76,136 @@ TEST(DoctorMatrixTest, AutoBackendIsHostWithoutTheBpfLsmAndSaysWhy) {
   EXPECT_EQ(row(rows, "file_roots").backend, "landlock");
 }
 
-TEST(DoctorMatrixTest, AutoBackendIsBpfLsmWhereItLoadsAndNamesItPerFeature) {
+bool contains(const std::string &text, const std::string &part) {
+  return text.find(part) != std::string::npos;
+}
+
+// A host like the 6.12 guest: the BPF LSM active, every hook's program loads.
+HostCaps bpfLsmHost() {
   HostCaps c = fullHost();
-  c.bpf_lsm_active = c.bpf_lsm_loadable = true;
+  c.bpf_lsm_active = c.bpf_lsm_loadable = c.bpf_lsm_path_hooks = true;
+  return c;
+}
+
+TEST(DoctorMatrixTest, AutoBackendIsBpfLsmWhereItLoadsAndNamesItPerFeature) {
+  auto rows = featureMatrix(bpfLsmHost(), *loadPreset("code-sandbox"));
+  EXPECT_TRUE(fullyEnforceable(rows));
+  EXPECT_EQ(row(rows, "backend").backend, "bpf-lsm");
+  for (const char* id : {"exec_rules", "profiles"})
+    EXPECT_EQ(row(rows, id).backend, "bpf-lsm") << id;
+  EXPECT_EQ(row(rows, "network.localhost").backend, "cgroup-bpf");
+}
+
+// Renames, links, utimes and xattr calls stay notified under bpf-lsm on
+// every kernel (lsmSeccompPlan): the file rules are decided by both, and
+// the detail says which calls user space keeps.
+TEST(DoctorMatrixTest, BpfLsmWithEveryPathHookStillLeavesRenamesAndLinksToUserNotify) {
+  auto rows = featureMatrix(bpfLsmHost(), *loadPreset("code-sandbox"));
+  for (const char *id : {"file_roots", "deny_globs"}) {
+    const auto &r = row(rows, id);
+    EXPECT_TRUE(r.enforceable) << id;
+    EXPECT_EQ(r.backend, "bpf-lsm + seccomp-notify") << id;
+    EXPECT_TRUE(contains(r.detail, "per open and path change")) << r.detail;
+    EXPECT_TRUE(contains(r.detail, "renames, links, utimes and xattr calls decided in user space"))
+        << r.detail;
+    EXPECT_FALSE(contains(r.detail, "write opens")) << r.detail;
+  }
+  EXPECT_TRUE(contains(row(rows, "backend").detail, "user-notify keeps renames, links"))
+      << row(rows, "backend").detail;
+}
+
+// The 6.1 guest: LSM programs load, but the verifier refuses bpf_d_path in
+// the path_* hooks, so a session keeps write opens and path changes on
+// user-notify; doctor must not claim bpf-lsm decides them.
+TEST(DoctorMatrixTest, BpfLsmWithoutPathHooksSaysUserNotifyDecidesWritesAndWhy) {
+  HostCaps c = bpfLsmHost();
+  c.bpf_lsm_path_hooks = false;
+  c.why["bpf_lsm_path_hooks"] =
+      "path_mknod: no bpf_path_d_path kfunc; path_unlink, path_mkdir: bpf_d_path: helper call "
+      "is not allowed in this hook";
   auto rows = featureMatrix(c, *loadPreset("code-sandbox"));
   EXPECT_TRUE(fullyEnforceable(rows));
   EXPECT_EQ(row(rows, "backend").backend, "bpf-lsm");
-  for (const char* id : {"file_roots", "deny_globs", "exec_rules", "profiles"})
-    EXPECT_EQ(row(rows, id).backend, "bpf-lsm") << id;
-  EXPECT_EQ(row(rows, "network.localhost").backend, "cgroup-bpf");
+  for (const char *id : {"file_roots", "deny_globs"}) {
+    const auto &r = row(rows, id);
+    EXPECT_EQ(r.backend, "bpf-lsm + seccomp-notify") << id;
+    EXPECT_TRUE(contains(r.detail, "per read open") || contains(r.detail, "reads decided per open"))
+        << r.detail;
+    EXPECT_TRUE(contains(r.detail, "write opens and path changes (creates, unlinks, mkdir, "
+                                   "renames, links, truncates, chmod/chown) decided in user space"))
+        << r.detail;
+    EXPECT_TRUE(contains(r.detail, "path_* hooks: path_mknod: no bpf_path_d_path kfunc"))
+        << r.detail;
+  }
+  EXPECT_TRUE(contains(row(rows, "backend").detail, "and write opens and path changes: path_*"))
+      << row(rows, "backend").detail;
+  EXPECT_EQ(row(rows, "exec_rules").backend, "bpf-lsm") << "bprm_check_security is required";
+}
+
+TEST(DoctorMatrixTest, BpfLsmFileRulesNeedUserNotifyForWhatItKeeps) {
+  HostCaps c = bpfLsmHost();
+  c.seccomp_notify = c.notify_addfd = false;
+  c.why["seccomp_notify"] = "disabled by SUPERVISE_TEST_DISABLE";
+  auto rows = featureMatrix(c, *loadPreset("code-sandbox"));
+  EXPECT_FALSE(row(rows, "deny_globs").enforceable);
+  EXPECT_EQ(row(rows, "deny_globs").detail,
+            "seccomp user-notify: disabled by SUPERVISE_TEST_DISABLE");
+  EXPECT_FALSE(fullyEnforceable(rows));
+}
+
+TEST(DoctorMatrixTest, AuditEventsNameBpfLsmUnderTheBpfLsmBackend) {
+  auto local = featureMatrix(bpfLsmHost(), *loadPreset("code-sandbox"));
+  EXPECT_EQ(row(local, "audit").backend, "bpf-lsm + seccomp-notify + cgroup-bpf");
+  EXPECT_TRUE(contains(row(local, "audit").detail, "BPF LSM ring buffer")) << row(local, "audit").detail;
+  auto all = featureMatrix(bpfLsmHost(), *loadPreset("code-sandbox", {"network.mode=all"}));
+  EXPECT_EQ(row(all, "audit").backend, "bpf-lsm + seccomp-notify");
+
+  // Active but not loadable (or loadable, not active): host, as before.
+  HostCaps c = bpfLsmHost();
+  c.bpf_lsm_active = false;
+  auto host = featureMatrix(c, *loadPreset("code-sandbox"));
+  EXPECT_EQ(row(host, "backend").backend, "host");
+  EXPECT_EQ(row(host, "audit").backend, "seccomp-notify + cgroup-bpf");
+  EXPECT_EQ(row(host, "deny_globs").backend, "seccomp-notify");
+}
+
+// Doctor's words for the 6.1 guest: one clause per reason, path hooks only.
+TEST(DoctorMatrixTest, MissingPathHooksAreGroupedByReason) {
+  const std::string refused = "bpf_d_path: helper call is not allowed in this hook";
+  const std::vector<tracer::LsmHookMissing> missing = {
+      {"path_mknod", "no bpf_path_d_path kfunc"},
+      {"path_unlink", refused},
+      {"path_mkdir", refused},
+      {"socket_connect", "no such LSM hook in the kernel BTF"},
+      {"path_chown", refused}};
+  EXPECT_EQ(tracer::describeMissingPathHooks(missing),
+            "path_mknod: no bpf_path_d_path kfunc; path_unlink, path_mkdir, path_chown: " + refused);
+  EXPECT_EQ(tracer::describeMissingPathHooks({}), "");
+}
+
+// A session's matrix (its start event) from the hooks its LsmFilter attached.
+TEST(DoctorMatrixTest, SessionCapsTakeThePathHooksFromTheAttachedHooks) {
+  SessionSetup setup;
+  setup.host.seccomp_notify = setup.host.notify_addfd = true;
+  setup.seccomp_filter = true;
+  setup.bpf_lsm = true;
+  setup.lsm_hooks = {"file_open",   "bprm_check_security", "path_mknod",    "path_unlink",
+                     "path_mkdir",  "path_rmdir",          "path_symlink",  "path_rename",
+                     "path_link",   "path_truncate",       "path_chmod",    "path_chown"};
+  EXPECT_TRUE(sessionHostCaps(setup).bpf_lsm_path_hooks);
+
+  setup.lsm_hooks = {"file_open", "bprm_check_security", "path_link"};  // 6.1
+  HostCaps c = sessionHostCaps(setup);
+  EXPECT_FALSE(c.bpf_lsm_path_hooks);
+  EXPECT_TRUE(contains(c.why["bpf_lsm_path_hooks"], "not loaded on this kernel: path_mknod, "
+                                                     "path_unlink, path_mkdir"))
+      << c.why["bpf_lsm_path_hooks"];
+  auto rows = featureMatrix(c, *loadPreset("code-sandbox"));
+  EXPECT_TRUE(contains(row(rows, "deny_globs").detail, "write opens and path changes"))
+      << row(rows, "deny_globs").detail;
+
+  setup.bpf_lsm = false;
+  EXPECT_FALSE(sessionHostCaps(setup).bpf_lsm_path_hooks);
 }
 
 TEST(DoctorMatrixTest, MissingLandlockBlocksFileRootsWithTheProbeReason) {
@@ -250,6 +372,16 @@ TEST(DoctorHostTest, ProbesSeccompLandlockSocketHooksAndBpfLsm) {
         << lsm->detail;
     EXPECT_EQ(lsm->state, CheckState::Missing);
   }
+  // The path_* hooks are asked only where an LSM program loads (the
+  // bpf_d_path probe cannot tell a refusal from EPERM otherwise).
+  const Check *paths = check(r, "bpf.lsm_path_hooks");
+  ASSERT_NE(paths, nullptr);
+  if (!r.caps.bpf_lsm_loadable) {
+    EXPECT_EQ(paths->value, "n/a");
+    EXPECT_FALSE(r.caps.bpf_lsm_path_hooks);
+  } else {
+    EXPECT_EQ(paths->value, r.caps.bpf_lsm_path_hooks ? "yes" : "no") << paths->detail;
+  }
 }
 
 struct CliRun {
@@ -340,7 +472,8 @@ TEST_F(DoctorBinaryTest, JsonParsesAndHasTheKeys) {
        {"seccomp_notify", "notify_addfd", "notify_sync_wakeup", "landlock_abi",
         "landlock_fs_rights", "cgroup2", "cgroup2_mount", "cgroup2_mounted_by_supervise",
         "cgroup_writable", "cgroup_kill", "cgroup_sock_addr",
-        "bpf_ringbuf", "bpf_tracepoint", "bpf_lsm_active", "bpf_lsm_loadable", "lsms"})
+        "bpf_ringbuf", "bpf_tracepoint", "bpf_lsm_active", "bpf_lsm_loadable",
+        "bpf_lsm_path_hooks", "lsms"})
     EXPECT_TRUE(j["host"].contains(k)) << k;
   EXPECT_EQ(j["fully_enforceable"].get<bool>(), r.exit_code == 0);
   // The binary looks at the real /etc; the temp cwd and XDG dir hold no policy.

@@ -10,10 +10,8 @@
 #include <filesystem>
 #include <string>
 #include <utility>
+#include <vector>
 
-#include <bpf/btf.h>
-
-#include "tracer/bpf/bpf_probes.h"
 #include "tracer/bpf/lsm_filter.h"
 
 namespace sv::lsm_test {
@@ -35,25 +33,18 @@ inline const std::pair<bool, std::string>& lsmProbe() {
 }
 
 // Why LsmFilter leaves a path_* hook unloaded on this kernel, or "" when it
-// loads them all (tracer/bpf/lsm_filter.cpp asks the same): without the
-// bpf_path_d_path kfunc (6.12+) path_mknod stays out, and where bpf_d_path is
-// refused in the path_* hooks (6.1) they all do. A session then keeps the
-// write routes on user-notify (lsmSeccompPlan): their denials are
-// enforced_by seccomp, and the filter alone cannot judge them.
+// loads them all (tracer::probeLsmHooks asks what LsmFilter::load asks):
+// without the bpf_path_d_path kfunc (6.12+) path_mknod stays out, and where
+// bpf_d_path is refused in the path_* hooks (6.1) they all do. A session
+// then keeps the write routes on user-notify (lsmSeccompPlan): their
+// denials are enforced_by seccomp, and the filter alone cannot judge them.
 inline const std::string& missingPathHooks() {
   static const std::string why = [] {
-    btf* vmlinux = btf__load_vmlinux_btf();
-    if (!vmlinux) return std::string("no kernel BTF");
-    std::string out;
-    if (btf__find_by_name_kind(vmlinux, "bpf_path_d_path", BTF_KIND_FUNC) <= 0)
-      out = "no bpf_path_d_path kfunc (path_mknod)";
-    int id = btf__find_by_name_kind(vmlinux, "bpf_lsm_path_unlink", BTF_KIND_FUNC);
-    std::string refused;
-    if (id <= 0 || !tracer::lsmHookAllowsDPath(id, &refused))
-      out += (out.empty() ? "" : "; ") +
-             (id <= 0 ? std::string("no path_unlink hook") : "path_* hooks: " + refused);
-    btf__free(vmlinux);
-    return out;
+    std::vector<tracer::LsmHookMissing> missing;
+    auto hooks = tracer::probeLsmHooks(&missing);
+    if (!hooks) return hooks.error().message();
+    return tracer::hasEveryLsmPathHook(*hooks) ? std::string()
+                                               : tracer::describeMissingPathHooks(missing);
   }();
   return why;
 }
