@@ -12,6 +12,17 @@
 /* @brief SV_LSM_CFG_* flags, fixed between open and load. */
 const volatile __u32 sv_lsm_cfg_flags = 0;
 
+/* @brief The directories the notify handler is moving (between its walk of
+ * the tree and the rename): creates below them are refused meanwhile. The
+ * count is how many there are, so a create climbs nothing while it is 0. */
+__u32 sv_lsm_moves = 0;
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 64);
+	__type(key, struct sv_lsm_inode_key);
+	__type(value, __u32);
+} sv_lsm_moving SEC(".maps");
+
 /* @brief The session cgroups (cgroup id → unused): only tasks whose cgroup is
  * listed are judged; everything else on the host passes untouched. */
 struct {

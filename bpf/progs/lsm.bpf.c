@@ -71,11 +71,93 @@ int BPF_PROG(file_open, struct file *file)
 /* Also reached by open(O_CREAT) of a new file (may_o_create), before it
  * exists: judging here means a denied create leaves no empty file behind.
  * Needs bpf_path_d_path; without it file_open judges the create afterwards. */
+/* A directory move (rename) is judged in user space: the notify handler
+ * walks the tree for protected paths under both names, then renames. Creates
+ * do not wait for it here, so one landing after the walk would move under a
+ * name no check saw (`mkdir x; mv x .git` racing a create of x/config). The
+ * handler lists the directory in sv_lsm_moving for the walk and the rename,
+ * and a create below it is refused meanwhile. No window: a create holds its
+ * parent's i_rwsem from this hook until the entry exists, and the walk's
+ * readdir takes it too, so a create either precedes the listing (and is
+ * seen) or runs after the mark (and is refused). The climb follows d_parent
+ * and crosses mounts as d_path does; one deeper than its bound is refused. */
+struct sv_lsm_up {
+	struct dentry *dentry;
+	struct mount *mnt;
+	int found; /* 1: below a moving directory; -1: too deep to tell */
+};
+
+static long sv_lsm_up_step(__u32 i, struct sv_lsm_up *u)
+{
+	struct dentry *dentry = u->dentry, *parent;
+	struct mount *mnt = u->mnt, *up;
+	struct vfsmount *vfsmnt = &mnt->mnt;
+	struct sv_lsm_inode_key key = {
+		.ino = BPF_CORE_READ(dentry, d_inode, i_ino),
+		.dev = BPF_CORE_READ(dentry, d_sb, s_dev),
+	};
+
+	if (bpf_map_lookup_elem(&sv_lsm_moving, &key)) {
+		u->found = 1;
+		return 1;
+	}
+	if (dentry == BPF_CORE_READ(vfsmnt, mnt_root)) {
+		up = BPF_CORE_READ(mnt, mnt_parent);
+		if (up == mnt) {
+			u->found = 0; /* the top */
+			return 1;
+		}
+		u->dentry = BPF_CORE_READ(mnt, mnt_mountpoint);
+		u->mnt = up;
+		return 0;
+	}
+	parent = BPF_CORE_READ(dentry, d_parent);
+	if (!parent || parent == dentry) {
+		u->found = 0;
+		return 1;
+	}
+	u->dentry = parent;
+	return 0;
+}
+
+#define SV_LSM_UP_MAX 2048
+static __always_inline bool sv_lsm_below_moving(const struct path *dir)
+{
+	struct sv_lsm_up u = {
+		.dentry = BPF_CORE_READ(dir, dentry),
+		.mnt = (void *)BPF_CORE_READ(dir, mnt) - bpf_core_field_offset(struct mount, mnt),
+		.found = -1,
+	};
+
+	if (!sv_lsm_moves)
+		return false;
+	bpf_loop(SV_LSM_UP_MAX, sv_lsm_up_step, &u, 0);
+	return u.found != 0;
+}
+
+/* A create (mknod, O_CREAT, mkdir, symlink): refused below a directory being
+ * moved, else judged as a write of the new entry. */
+static __always_inline int sv_lsm_create_op(const struct path *dir, struct dentry *dentry,
+					    __u8 hook, bool kfunc)
+{
+	struct sv_lsm_scratch *s = sv_lsm_session_scratch();
+	long len;
+
+	if (!s)
+		return 0;
+	len = sv_lsm_load_child(s, dir, dentry, kfunc);
+	if (!sv_lsm_below_moving(dir))
+		return sv_lsm_judge(s, len, hook, SV_LSM_OP_WRITE);
+	sv_lsm_emit(s, hook, SV_LSM_OP_WRITE, SV_LSM_DENY, 0, sv_lsm_profile(),
+		    SV_LSM_EVENT_F_MOVING, len);
+	return -SV_EACCES;
+}
+
 SEC("lsm/path_mknod")
 int BPF_PROG(path_mknod, const struct path *dir, struct dentry *dentry, umode_t mode,
 	     unsigned int dev)
 {
-	return sv_lsm_child_op(dir, dentry, SV_LSM_HOOK_PATH_MKNOD, true);
+	return sv_lsm_create_op(dir, dentry, SV_LSM_HOOK_PATH_MKNOD, true);
 }
 
 SEC("lsm/path_unlink")
@@ -87,7 +169,7 @@ int BPF_PROG(path_unlink, const struct path *dir, struct dentry *dentry)
 SEC("lsm/path_mkdir")
 int BPF_PROG(path_mkdir, const struct path *dir, struct dentry *dentry, umode_t mode)
 {
-	return sv_lsm_child_op(dir, dentry, SV_LSM_HOOK_PATH_MKDIR, false);
+	return sv_lsm_create_op(dir, dentry, SV_LSM_HOOK_PATH_MKDIR, false);
 }
 
 SEC("lsm/path_rmdir")
@@ -99,7 +181,7 @@ int BPF_PROG(path_rmdir, const struct path *dir, struct dentry *dentry)
 SEC("lsm/path_symlink")
 int BPF_PROG(path_symlink, const struct path *dir, struct dentry *dentry, const char *old_name)
 {
-	return sv_lsm_child_op(dir, dentry, SV_LSM_HOOK_PATH_SYMLINK, false);
+	return sv_lsm_create_op(dir, dentry, SV_LSM_HOOK_PATH_SYMLINK, false);
 }
 
 /* Both ends are writes: the source disappears, the target appears. */

@@ -71,6 +71,7 @@
 #define SV_LSM_EVENT_F_AUDIT 0x1     /* deny reported, not enforced (audit mode) */
 #define SV_LSM_EVENT_F_TRUNCATED 0x2 /* path longer than the buffer, judged as is */
 #define SV_LSM_EVENT_F_SWITCHED 0x4  /* exec moved the task to `profile` */
+#define SV_LSM_EVENT_F_MOVING 0x8    /* a create below a directory being moved */
 
 /* Load-time flags (sv_lsm_cfg_flags). */
 #define SV_LSM_CFG_DENY_EVENTS 0x2 /* report denials only */
@@ -116,6 +117,14 @@ struct sv_lsm_test_request {
 	__u32 repeat;  /* in: decide this many times (at least once), for timing */
 	__u64 elapsed_ns; /* out: the time all repeats took */
 	char path[SV_LSM_PATH_MAX + SV_LSM_NAME_MAX];
+};
+
+/* Key of sv_lsm_moving: a directory as the kernel identifies it, s_dev in
+ * the kernel's encoding (MAJOR << 20 | MINOR) and i_ino. */
+struct sv_lsm_inode_key {
+	__u64 ino;
+	__u32 dev;
+	__u32 pad;
 };
 
 /* Per-task state (BPF task storage), inherited on fork by task_alloc. */

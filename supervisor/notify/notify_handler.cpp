@@ -633,6 +633,16 @@ void NotifyHandler::handleRemove(Call& c, int dirfd, uint64_t path, int flags) {
   finish(c, rc < 0 ? -errno : 0);
 }
 
+// Test hook (SUPERVISE_TEST_RENAME_PAUSE_MS): a pause between the check of a
+// moved tree and the rename, widening the window a racing create must hit.
+static long renameTestPauseMs() {
+  static const long ms = [] {
+    const char* v = std::getenv("SUPERVISE_TEST_RENAME_PAUSE_MS");
+    return v ? std::atol(v) : 0L;
+  }();
+  return ms;
+}
+
 void NotifyHandler::handleRename(Call& c, int olddir, uint64_t oldpath, int newdir,
                                  uint64_t newpath, unsigned flags) {
   c.operation = "rename";
@@ -654,12 +664,38 @@ void NotifyHandler::handleRename(Call& c, int olddir, uint64_t oldpath, int newd
   // Renaming a directory renames everything below it: `mv .git g; echo >>
   // g/config; mv g .git` must not launder a protected file through a name
   // nobody protects. Check what is inside against both the old and the new
-  // location (both ways for RENAME_EXCHANGE).
+  // location (both ways for RENAME_EXCHANGE), with no create below either
+  // directory between the check and the rename.
+  std::vector<std::function<void()>> holds;
+  struct ReleaseHolds {
+    std::vector<std::function<void()>>& holds;
+    ~ReleaseHolds() {
+      for (auto& release : holds) release();
+    }
+  } release_holds{holds};
+  if (!holdMovingDirectory(c, from, &holds)) return;
+  if ((flags & RENAME_EXCHANGE) && !holdMovingDirectory(c, to, &holds)) return;
   if (!directoryMovePermitted(c, from, to.real_path)) return;
   if ((flags & RENAME_EXCHANGE) && !directoryMovePermitted(c, to, from.real_path)) return;
+  if (const long ms = renameTestPauseMs(); ms > 0) ::usleep(static_cast<useconds_t>(ms) * 1000);
   long rc = ::syscall(SYS_renameat2, from.parent.get(), from.name.c_str(), to.parent.get(),
                       to.name.c_str(), flags);
   finish(c, rc < 0 ? -errno : 0);
+}
+
+bool NotifyHandler::holdMovingDirectory(Call& c, const ResolvedPath& dir,
+                                        std::vector<std::function<void()>>* holds) {
+  if (!options_.hold_moving_directory || !dir.object) return true;
+  struct stat st;
+  if (::fstat(dir.object.get(), &st) != 0 || !S_ISDIR(st.st_mode)) return true;
+  auto held = options_.hold_moving_directory(dir.object.get());
+  if (!held)
+    return record(c, Operation::Write, dir.real_path,
+                  {Verdict::Deny, "rename-unverifiable",
+                   "creates below the directory cannot be held off while its tree is checked: " +
+                       held.error().message()});
+  holds->push_back(std::move(*held));
+  return true;
 }
 
 bool NotifyHandler::readRuleFollows(Call& c, const UniqueFd& object, const std::string& from,

@@ -53,6 +53,12 @@ struct NotifyOptions {
   // profile name ("" = base) of process `tgid`. Unset: the handler's own
   // records of the switches it approved.
   std::function<std::string(pid_t tgid)> profile_of;
+  // Where creates are decided in the kernel without waiting for this thread
+  // (bpf-lsm): marks a directory about to be moved (by its fd) so that
+  // creates below it are refused until the returned release runs, after the
+  // rename; the walk then sees every entry the rename moves. An error
+  // refuses the rename. Unset: creates are notified and wait for this thread.
+  std::function<Result<std::function<void()>>(int dir_fd)> hold_moving_directory;
 };
 
 class NotifyHandler {
@@ -83,6 +89,10 @@ class NotifyHandler {
   // inside it, neither under its old name nor under its new one, and nothing
   // that may not be read may come out under a name that may be.
   bool directoryMovePermitted(Call& call, const ResolvedPath& dir, const std::string& new_path);
+  // options_.hold_moving_directory for `dir` when it is a directory; false
+  // when the rename was refused for it.
+  bool holdMovingDirectory(Call& call, const ResolvedPath& dir,
+                           std::vector<std::function<void()>>* holds);
   // A file that a deny rule keeps from being read may get another name (a
   // link, a rename) only where the rules keep it from being read too: else it
   // could be read under that name. A symlink's own name is not what read

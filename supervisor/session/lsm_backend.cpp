@@ -25,6 +25,10 @@ bool isUnixPeer(const tracer::LsmEvent& e) {
   return e.hook == tracer::kLsmHookUnixStreamConnect || e.hook == tracer::kLsmHookUnixMaySend;
 }
 
+// The rule of a create refused below a directory the notify handler is
+// moving (LsmFilter::markMoving).
+constexpr std::string_view kRenameInProgress = "rename-in-progress";
+
 // The operation an event reports, named as the user-notify handler names it.
 const char* operationOf(const tracer::LsmEvent& e) {
   switch (e.hook) {
@@ -212,11 +216,15 @@ void fillLsmAuditEvent(const tracer::LsmEvent& e, const std::string& rule_id, bo
 void LsmBackend::onEvent(const tracer::LsmEvent& e) {
   AuditEvent& ev = event_;
   ev.reset();
-  fillLsmAuditEvent(e, filter_.ruleIdAt(e.rule_index), options_.audit_mode, ev);
+  const bool moving = e.flags & tracer::kLsmEventFlagMoving;
+  fillLsmAuditEvent(e, moving ? std::string(kRenameInProgress) : filter_.ruleIdAt(e.rule_index),
+                    options_.audit_mode, ev);
   // The kernel knows the rule's id, not its name or reason: the policy has them.
   const policy::RuleText text = engine_.ruleText(ev.rule_id);
   ev.rule_name.assign(text.name);
-  ev.rule_reason.assign(text.reason);
+  ev.rule_reason.assign(moving ? "a create below a directory being moved, while its tree is "
+                                 "checked for protected paths"
+                               : text.reason);
   const bool deny = e.verdict == policy::kLsmDeny;
   std::shared_ptr<const ProcessInfo> process;
   if (e.tgid && processes_) {

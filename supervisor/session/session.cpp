@@ -627,6 +627,16 @@ NotifyOptions notifyOptionsFor(SessionState& s) {
       auto profile = lsm->filter().taskProfile(tgid);
       return profile ? lsm->filter().profileAt(*profile) : std::string();
     };
+    // Creates are decided in the kernel: held off below a directory the
+    // handler moves (not in audit mode, which refuses nothing).
+    if (!s.auditOnly())
+      notify_options.hold_moving_directory =
+          [&lsm = s.lsm](int dir_fd) -> Result<std::function<void()>> {
+        auto mark = lsm->filter().markMoving(dir_fd);
+        if (!mark) return mark.error();
+        auto held = std::make_shared<tracer::LsmFilter::MovingDirectory>(std::move(*mark));
+        return std::function<void()>([held]() mutable { held.reset(); });
+      };
   }
   if (s.profile_net) {
     notify_options.on_profile_switch = [&profile_net = s.profile_net](

@@ -19,7 +19,9 @@
 #include <cstring>
 #include <exception>
 #include <fstream>
+#include <mutex>
 #include <sstream>
+#include <utility>
 
 #include "common/unique_fd.h"
 #include "policy/engine.h"
@@ -27,6 +29,7 @@
 #include "shared/net_abi.h"
 #include "sv_lsm.skel.h"
 #include "tracer/bpf/bpf_probes.h"
+#include "tracer/bpf/exec_file_id.h"
 #include "tracer/bpf/libbpf_log.h"
 #include "tracer/probe.h"
 #include "tracer/bpf/lsm_policy_tables.h"
@@ -36,7 +39,7 @@ namespace {
 
 static_assert(sizeof(sv_lsm_event) == 40, "event ABI");
 static_assert(sizeof(sv_lsm_outcome) == 8, "outcome ABI");
-static_assert(sizeof(sv_lsm_task) == 16, "task ABI");
+static_assert(sizeof(sv_lsm_task) == 16 && sizeof(sv_lsm_inode_key) == 16, "task ABI");
 static_assert(sizeof(sv_lsm_net_key) == 24 && sizeof(sv_lsm_net_dest) == 20, "net ABI");
 static_assert(static_cast<int>(policy::LsmOp::Connect) == SV_LSM_OP_CONNECT &&
                   kLsmHookSocketConnect == SV_LSM_HOOK_SOCKET_CONNECT,
@@ -56,7 +59,8 @@ static_assert(kLsmHookBprmCheck == SV_LSM_HOOK_BPRM_CHECK &&
                   kLsmHookUnixMaySend == SV_LSM_HOOK_UNIX_MAY_SEND &&
                   kLsmHookMmapFile == SV_LSM_HOOK_MMAP_FILE &&
                   kLsmEventFlagAudit == SV_LSM_EVENT_F_AUDIT &&
-                  kLsmEventFlagTruncated == SV_LSM_EVENT_F_TRUNCATED,
+                  kLsmEventFlagTruncated == SV_LSM_EVENT_F_TRUNCATED &&
+                  kLsmEventFlagMoving == SV_LSM_EVENT_F_MOVING,
               "C++ mirrors of the ABI constants");
 
 struct SkelDeleter {
@@ -143,6 +147,7 @@ struct LsmFilter::State {
   std::unique_ptr<LsmPolicyTables> tables;
   std::vector<std::unique_ptr<bpf_link, BpfLinkDeleter>> links;  // last: destroyed first
   std::vector<std::string> hooks;
+  std::mutex moving_mutex;  // sv_lsm_moving's counts and sv_lsm_moves
   std::string log;
   bool audit_only = false;
   const std::function<void(const LsmEvent&)>* on_event = nullptr;
@@ -308,6 +313,52 @@ Status LsmFilter::setTaskProfile(int pidfd, uint32_t profile) {
   if (bpf_map_update_elem(bpf_map__fd(s_->skel->maps.sv_lsm_task_store), &pidfd, &t, BPF_ANY))
     return errnoError("bpf-lsm: set task profile");
   return {};
+}
+
+Result<LsmFilter::MovingDirectory> LsmFilter::markMoving(int dir_fd) {
+  auto id = execFileIdOf(dir_fd);
+  if (!id) return id.error();
+  const sv_lsm_inode_key key{.ino = id->ino, .dev = id->dev, .pad = 0};
+  std::lock_guard lock(s_->moving_mutex);
+  uint32_t holders = 0;
+  bpf_map_lookup_elem(bpf_map__fd(s_->skel->maps.sv_lsm_moving), &key, &holders);
+  ++holders;
+  if (bpf_map_update_elem(bpf_map__fd(s_->skel->maps.sv_lsm_moving), &key, &holders, BPF_ANY))
+    return errnoError("bpf-lsm: mark a moving directory");
+  if (holders == 1) __atomic_add_fetch(&s_->skel->bss->sv_lsm_moves, 1, __ATOMIC_SEQ_CST);
+  MovingDirectory mark;
+  mark.filter_ = s_.get();
+  mark.ino_ = id->ino;
+  mark.dev_ = id->dev;
+  return mark;
+}
+
+LsmFilter::MovingDirectory::MovingDirectory(MovingDirectory&& o) noexcept
+    : filter_(std::exchange(o.filter_, nullptr)), ino_(o.ino_), dev_(o.dev_) {}
+
+LsmFilter::MovingDirectory& LsmFilter::MovingDirectory::operator=(MovingDirectory&& o) noexcept {
+  if (this != &o) {
+    MovingDirectory dropped(std::move(*this));
+    filter_ = std::exchange(o.filter_, nullptr);
+    ino_ = o.ino_;
+    dev_ = o.dev_;
+  }
+  return *this;
+}
+
+LsmFilter::MovingDirectory::~MovingDirectory() {
+  if (!filter_) return;
+  const sv_lsm_inode_key key{.ino = ino_, .dev = dev_, .pad = 0};
+  const int map = bpf_map__fd(filter_->skel->maps.sv_lsm_moving);
+  std::lock_guard lock(filter_->moving_mutex);
+  uint32_t holders = 0;
+  if (bpf_map_lookup_elem(map, &key, &holders) != 0) return;
+  if (--holders > 0) {
+    bpf_map_update_elem(map, &key, &holders, BPF_ANY);
+    return;
+  }
+  bpf_map_delete_elem(map, &key);
+  __atomic_sub_fetch(&filter_->skel->bss->sv_lsm_moves, 1, __ATOMIC_SEQ_CST);
 }
 
 Result<uint32_t> LsmFilter::taskProfile(pid_t tgid) const {

@@ -55,6 +55,7 @@ inline constexpr uint8_t kLsmHookFileOpen = 1, kLsmHookPathMknod = 2, kLsmHookPa
                          kLsmHookMmapFile = 18;
 inline constexpr uint8_t kLsmEventFlagAudit = 0x1;      // would-deny, not enforced
 inline constexpr uint8_t kLsmEventFlagTruncated = 0x2;  // path too long: denied unjudged
+inline constexpr uint8_t kLsmEventFlagMoving = 0x8;  // a create below a directory being moved
 
 struct LsmFilterOptions {
   bool deny_events_only = false;  // report only denials
@@ -69,6 +70,8 @@ struct LsmFilterOptions {
 };
 
 class LsmFilter {
+  struct State;
+
  public:
   // Loads, fills the tables, registers cgroup_id (0: none yet, see
   // addSession) and attaches. Hooks the kernel's BTF lacks stay unloaded
@@ -109,6 +112,25 @@ class LsmFilter {
   Status addSession(uint64_t cgroup_id);
   // Puts a task (by pidfd) into a profile, e.g. the session's first process.
   Status setTaskProfile(int pidfd, uint32_t profile);
+  // A directory listed in the kernel as being moved (by its open fd, O_PATH
+  // will do): until the mark is dropped, creates below it are refused
+  // (bpf/progs/lsm.bpf.c, sv_lsm_create_op), so the notify handler's walk of
+  // the tree and its rename see the same entries. Thread-safe.
+  class MovingDirectory {
+   public:
+    MovingDirectory() = default;
+    MovingDirectory(MovingDirectory&& o) noexcept;
+    MovingDirectory& operator=(MovingDirectory&& o) noexcept;
+    ~MovingDirectory();
+
+   private:
+    friend class LsmFilter;
+    State* filter_ = nullptr;
+    uint64_t ino_ = 0;
+    uint32_t dev_ = 0;
+  };
+  Result<MovingDirectory> markMoving(int dir_fd);
+
   // The index of profile `name` in the loaded tables; nullopt for none.
   std::optional<uint32_t> profileIndex(std::string_view name) const;
   // The profile the kernel holds for process `tgid` (its leader's task
@@ -139,7 +161,6 @@ class LsmFilter {
   const std::string& libbpfLog() const;
 
  private:
-  struct State;
   explicit LsmFilter(std::unique_ptr<State> state);
   std::unique_ptr<State> s_;
 };

@@ -4,6 +4,9 @@
  *   lsm_routes OP ARG...   exits with the errno of the attempt (0: it worked)
  *   lsm_routes batch 'OP ARG...'...   runs each in turn in this one process
  *                          and prints "R OP ARG1 ERRNO" for each
+ *   lsm_routes move-race DEST ROUNDS DELAY_US   creates x/config DELAY_US
+ *                          into each rename("x", DEST); exits 66 if
+ *                          DEST/config ever appears (protected), else 0
  *
  * A small C program rather than shell/python: each route is exactly one
  * syscall with known flags, and its errno (EACCES = the policy's denial)
@@ -17,6 +20,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -123,7 +127,47 @@ static int route(int argc, char **argv) {
   return 100;
 }
 
+/* Creates x/config after DELAY_US while the main thread moves x: a create
+ * landing after the handler's walk of x and before its rename would put a
+ * file under DEST/ that no create check saw there. The test widens that
+ * window (SUPERVISE_TEST_RENAME_PAUSE_MS) so the delay lands in it. */
+static void *creator(void *arg) {
+  usleep((useconds_t)(long)arg);
+  int fd = open("x/config", O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+  printf("create x/config %d\n", fd >= 0 ? 0 : errno);
+  if (fd >= 0) close(fd);
+  return NULL;
+}
+
+static int moveRace(const char *dest, int rounds, long delay_us) {
+  char config[4096];
+  snprintf(config, sizeof config, "%s/config", dest);
+  int moved = 0, refused = 0, escaped = 0;
+  for (int i = 0; i < rounds && !escaped; i++) {
+    if (mkdir("x", 0755) != 0 && errno != EEXIST) return errno;
+    pthread_t t;
+    if (pthread_create(&t, NULL, creator, (void *)delay_us) != 0) return EAGAIN;
+    int rc = rename("x", dest);
+    pthread_join(t, NULL);
+    struct stat st;
+    if (rc == 0) {
+      moved++;
+      escaped = stat(config, &st) == 0;
+      if (!escaped && rmdir(dest) != 0) return errno;
+    } else {
+      refused++;
+    }
+    unlink("x/config");
+    rmdir("x");
+  }
+  printf("move-race moved=%d refused=%d escaped=%d\n", moved, refused, escaped);
+  fflush(stdout);
+  return escaped ? 66 : 0;
+}
+
 int main(int argc, char **argv) {
+  if (argc == 5 && !strcmp(argv[1], "move-race"))
+    return moveRace(argv[2], atoi(argv[3]), atol(argv[4]));
   if (argc < 2 || strcmp(argv[1], "batch") != 0) return route(argc, argv);
   for (int i = 2; i < argc; i++) {
     char *words[8] = {argv[0]};

@@ -339,6 +339,43 @@ TEST_F(LsmSession, DirectoryMovesAreJudgedBelowTheDirectory) {
   EXPECT_EQ(readFile(ws_ + "/sub2/inner/f"), "f\n");
 }
 
+// Creates are decided in the kernel under bpf-lsm, not on the handler's
+// thread: a file created inside a directory after the handler walked it and
+// before it renamed it would land under the new name, where a rule protects
+// it (`mkdir x; mv x vault` while another thread creates x/config). The
+// handler marks the directory for the walk and the rename, and the LSM
+// refuses creates below it meanwhile (docs/enforcement.md, "Directory
+// moves"). The test hook SUPERVISE_TEST_RENAME_PAUSE_MS holds the handler
+// 1.5 s between its walk and the rename; the create comes 0.5 s into the
+// rename. lsm_routes move-race exits 66 if vault/config ever appears.
+TEST_F(LsmSession, ACreateRacingADirectoryMoveIsRefused) {
+  requireBpfLsm();
+  if (HasFatalFailure() || IsSkipped()) return;
+  const std::string policy_file = root_ + "/policy.json";
+  // The names below vault are protected, not vault itself (as .git/config
+  // is, and .git not).
+  writeFile(policy_file, R"({"version": 1, "filesystem": {"denyWrite": [
+    {"path": ")" + ws_ + R"(/vault/config", "id": "deny-vault"}]}})");
+  ::setenv("SUPERVISE_TEST_RENAME_PAUSE_MS", "1500", 1);
+  SessionRun r = supervise({"--backend", "bpf-lsm", "--policy", policy_file},
+                           "R move-race vault 2 500000\n");
+  ::unsetenv("SUPERVISE_TEST_RENAME_PAUSE_MS");
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.rc["move-race vault"], 0) << r.out << r.err;
+  EXPECT_FALSE(fs::exists(ws_ + "/vault/config"));
+  EXPECT_NE(r.out.find("move-race moved=2 refused=0 escaped=0"), std::string::npos) << r.out;
+  if (!missingPathHooks().empty()) {
+    // 6.1: creates stay notified, so this one waits for the rename to end
+    // and finds x gone.
+    EXPECT_NE(r.out.find("create x/config 2\n"), std::string::npos) << r.out;
+    return;
+  }
+  EXPECT_NE(r.out.find("create x/config 13\n"), std::string::npos) << r.out;
+  const json* e = find(r, "deny", ws_ + "/x/config", "bpf-lsm", "rename-in-progress");
+  ASSERT_NE(e, nullptr) << "no deny event for the create below the moving directory\n" << r.out;
+  EXPECT_EQ(e->value("operation", ""), "create") << e->dump();
+}
+
 TEST_F(LsmSession, OutsideTheRootsAndExec) {
   requireBpfLsm();
   if (HasFatalFailure() || IsSkipped()) return;
