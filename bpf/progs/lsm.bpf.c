@@ -68,9 +68,6 @@ int BPF_PROG(file_open, struct file *file)
 									: SV_LSM_OP_READ);
 }
 
-/* Also reached by open(O_CREAT) of a new file (may_o_create), before it
- * exists: judging here means a denied create leaves no empty file behind.
- * Needs bpf_path_d_path; without it file_open judges the create afterwards. */
 /* A directory move (rename) is judged in user space: the notify handler
  * walks the tree for protected paths under both names, then renames. Creates
  * do not wait for it here, so one landing after the walk would move under a
@@ -153,6 +150,9 @@ static __always_inline int sv_lsm_create_op(const struct path *dir, struct dentr
 	return -SV_EACCES;
 }
 
+/* Also reached by open(O_CREAT) of a new file (may_o_create), before it
+ * exists: judging here means a denied create leaves no empty file behind.
+ * Needs bpf_path_d_path; without it file_open judges the create afterwards. */
 SEC("lsm/path_mknod")
 int BPF_PROG(path_mknod, const struct path *dir, struct dentry *dentry, umode_t mode,
 	     unsigned int dev)
@@ -266,6 +266,7 @@ int BPF_PROG(bprm_check_security, struct linux_binprm *bprm)
 	struct sv_lsm_outcome *sw;
 	struct sv_lsm_task *task;
 	__u32 profile;
+	bool loader;
 	long len;
 	int ret;
 
@@ -278,14 +279,15 @@ int BPF_PROG(bprm_check_security, struct linux_binprm *bprm)
 	ret = sv_lsm_judge_with(t, s, len, SV_LSM_HOOK_BPRM_CHECK, SV_LSM_OP_EXEC);
 	if (ret || len < 0 || !t)
 		return ret;
+	loader = sv_lsm_is_loader(bprm->file);
 	task = bpf_task_storage_get(&sv_lsm_task_store, bpf_get_current_task_btf(), 0,
 				    BPF_LOCAL_STORAGE_GET_F_CREATE);
 	/* A loader whose mark cannot be kept would map its program unjudged. */
 	if (!task)
-		return sv_lsm_is_loader(bprm->file) ? -SV_EACCES : 0;
+		return loader ? -SV_EACCES : 0;
 	/* Every round (a script, then its interpreter) overwrites it: the
 	 * last round's binary is what runs. */
-	if (sv_lsm_is_loader(bprm->file))
+	if (loader)
 		task->flags |= SV_LSM_TASK_F_LOADER_PENDING;
 	else
 		task->flags &= ~SV_LSM_TASK_F_LOADER_PENDING;

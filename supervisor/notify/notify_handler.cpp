@@ -666,13 +666,7 @@ void NotifyHandler::handleRename(Call& c, int olddir, uint64_t oldpath, int newd
   // nobody protects. Check what is inside against both the old and the new
   // location (both ways for RENAME_EXCHANGE), with no create below either
   // directory between the check and the rename.
-  std::vector<std::function<void()>> holds;
-  struct ReleaseHolds {
-    std::vector<std::function<void()>>& holds;
-    ~ReleaseHolds() {
-      for (auto& release : holds) release();
-    }
-  } release_holds{holds};
+  std::vector<std::shared_ptr<void>> holds;  // released when this returns
   if (!holdMovingDirectory(c, from, &holds)) return;
   if ((flags & RENAME_EXCHANGE) && !holdMovingDirectory(c, to, &holds)) return;
   if (!directoryMovePermitted(c, from, to.real_path)) return;
@@ -684,7 +678,7 @@ void NotifyHandler::handleRename(Call& c, int olddir, uint64_t oldpath, int newd
 }
 
 bool NotifyHandler::holdMovingDirectory(Call& c, const ResolvedPath& dir,
-                                        std::vector<std::function<void()>>* holds) {
+                                        std::vector<std::shared_ptr<void>>* holds) {
   if (!options_.hold_moving_directory || !dir.object) return true;
   struct stat st;
   if (::fstat(dir.object.get(), &st) != 0 || !S_ISDIR(st.st_mode)) return true;

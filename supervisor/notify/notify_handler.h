@@ -17,6 +17,7 @@
 #include <sys/types.h>
 
 #include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -55,10 +56,10 @@ struct NotifyOptions {
   std::function<std::string(pid_t tgid)> profile_of;
   // Where creates are decided in the kernel without waiting for this thread
   // (bpf-lsm): marks a directory about to be moved (by its fd) so that
-  // creates below it are refused until the returned release runs, after the
-  // rename; the walk then sees every entry the rename moves. An error
+  // creates below it are refused until the returned hold is dropped, after
+  // the rename; the walk then sees every entry the rename moves. An error
   // refuses the rename. Unset: creates are notified and wait for this thread.
-  std::function<Result<std::function<void()>>(int dir_fd)> hold_moving_directory;
+  std::function<Result<std::shared_ptr<void>>(int dir_fd)> hold_moving_directory;
 };
 
 class NotifyHandler {
@@ -92,7 +93,7 @@ class NotifyHandler {
   // options_.hold_moving_directory for `dir` when it is a directory; false
   // when the rename was refused for it.
   bool holdMovingDirectory(Call& call, const ResolvedPath& dir,
-                           std::vector<std::function<void()>>* holds);
+                           std::vector<std::shared_ptr<void>>* holds);
   // A file that a deny rule keeps from being read may get another name (a
   // link, a rename) only where the rules keep it from being read too: else it
   // could be read under that name. A symlink's own name is not what read

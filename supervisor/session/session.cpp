@@ -631,11 +631,11 @@ NotifyOptions notifyOptionsFor(SessionState& s) {
     // handler moves (not in audit mode, which refuses nothing).
     if (!s.auditOnly())
       notify_options.hold_moving_directory =
-          [&lsm = s.lsm](int dir_fd) -> Result<std::function<void()>> {
+          [&lsm = s.lsm](int dir_fd) -> Result<std::shared_ptr<void>> {
         auto mark = lsm->filter().markMoving(dir_fd);
         if (!mark) return mark.error();
-        auto held = std::make_shared<tracer::LsmFilter::MovingDirectory>(std::move(*mark));
-        return std::function<void()>([held]() mutable { held.reset(); });
+        return std::shared_ptr<void>(
+            std::make_shared<tracer::LsmFilter::MovingDirectory>(std::move(*mark)));
       };
   }
   if (s.profile_net) {
