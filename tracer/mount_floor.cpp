@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
+#include <deque>
 #include <filesystem>
 #include <set>
 #include <system_error>
@@ -62,45 +63,74 @@ void addMountPoint(MountFloorPlan& out, std::set<std::string>& made, const std::
                          "", out.staging + path});
 }
 
-// Existing paths below `root` that a deny-write rule names, each bound
-// read-only; a matching directory covers what lies below it. Bounded by
-// `budget` entries walked (shared across roots).
-void findProtectedNames(const std::string& root, const std::vector<policy::PathRule>& protect,
-                        size_t& budget, MountFloorPlan& out) {
-  std::vector<const policy::PathRule*> here;
-  for (const auto& rule : protect) {
-    const std::string& prefix = rule.glob.literalPrefix();
-    if (isAtOrBelow(prefix, root) || isAtOrBelow(root, prefix)) here.push_back(&rule);
-  }
-  auto protectedName = [&](const std::string& path) {
-    for (const auto* rule : here)
-      if (rule->glob.matches(path)) return true;
-    return false;
-  };
-  // Literal rules first: found without a walk, whatever the budget.
-  for (const auto* rule : here) {
-    struct stat st;
-    const std::string& path = rule->glob.literalPrefix();
-    if (rule->glob.isLiteral() && isAtOrBelow(path, root) && ::lstat(path.c_str(), &st) == 0 &&
-        (S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)))
-      out.read_only_names.push_back(path);
-  }
-  if (here.empty()) return;
-  std::error_code ec;
-  fs::recursive_directory_iterator it(root, fs::directory_options::skip_permission_denied, ec);
-  for (; !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
-    if (budget == 0) {
-      out.names_truncated = true;
-      return;
+// Where the walk for protected names starts: the working directory first
+// (the command's own .env before the rest of a shared /tmp), then each
+// writable root not already covered by an earlier start.
+std::vector<std::string> walkStarts(const std::vector<std::string>& writable_dirs,
+                                    const std::string& cwd) {
+  std::vector<std::string> starts;
+  for (const auto& dir : writable_dirs)
+    if (isAtOrBelow(cwd, dir)) {
+      starts.push_back(cwd);
+      break;
     }
-    --budget;
-    const std::string path = it->path().string();
-    const auto type = it->symlink_status(ec).type();
-    if (ec) break;
-    if (type != fs::file_type::regular && type != fs::file_type::directory) continue;
-    if (!protectedName(path)) continue;
-    out.read_only_names.push_back(path);
-    if (type == fs::file_type::directory) it.disable_recursion_pending();
+  for (const auto& dir : writable_dirs) {
+    bool covered = false;
+    for (const auto& s : starts) covered = covered || isAtOrBelow(dir, s);
+    if (!covered) starts.push_back(dir);
+  }
+  return starts;
+}
+
+// Existing paths below `starts` that a deny-write rule names, each bound
+// read-only; a matching directory covers what lies below it. Breadth-first
+// (a shallow name before a deep one), bounded by `budget` entries walked in
+// all. A directory that vanishes or cannot be read under the walk (another
+// program's temporary tree) costs that directory only.
+void findProtectedNames(const std::vector<std::string>& starts,
+                        const std::vector<policy::PathRule>& protect, size_t budget,
+                        MountFloorPlan& out) {
+  const std::set<std::string> other_starts(starts.begin(), starts.end());
+  for (const auto& start : starts) {
+    std::vector<const policy::PathRule*> here;
+    for (const auto& rule : protect) {
+      const std::string& prefix = rule.glob.literalPrefix();
+      if (isAtOrBelow(prefix, start) || isAtOrBelow(start, prefix)) here.push_back(&rule);
+    }
+    // Literal rules first: found without a walk, whatever the budget.
+    for (const auto* rule : here) {
+      struct stat st;
+      const std::string& path = rule->glob.literalPrefix();
+      if (rule->glob.isLiteral() && isAtOrBelow(path, start) && ::lstat(path.c_str(), &st) == 0 &&
+          (S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)))
+        out.read_only_names.push_back(path);
+    }
+    auto protectedName = [&](const std::string& path) {
+      for (const auto* rule : here)
+        if (rule->glob.matches(path)) return true;
+      return false;
+    };
+    std::deque<std::string> dirs;
+    if (!here.empty()) dirs.push_back(start);
+    for (; !dirs.empty(); dirs.pop_front()) {
+      std::error_code ec;
+      for (fs::directory_iterator it(dirs.front(), fs::directory_options::skip_permission_denied, ec);
+           !ec && it != fs::directory_iterator(); it.increment(ec)) {
+        if (budget == 0) {
+          out.names_truncated = true;
+          return;
+        }
+        --budget;
+        std::error_code gone;
+        const auto type = it->symlink_status(gone).type();
+        if (gone || (type != fs::file_type::regular && type != fs::file_type::directory)) continue;
+        std::string path = it->path().string();
+        if (protectedName(path))
+          out.read_only_names.push_back(std::move(path));
+        else if (type == fs::file_type::directory && !other_starts.contains(path))
+          dirs.push_back(std::move(path));
+      }
+    }
   }
 }
 
@@ -122,14 +152,15 @@ bool mountFloorAvailable(std::string* why) {
 
 Result<MountFloorPlan> planMountFloor(const policy::LandlockPlan& plan,
                                       const std::vector<policy::PathRule>& protect,
-                                      const std::string& staging, const std::string& cwd) {
+                                      const std::string& staging, const std::string& cwd,
+                                      size_t walk_budget) {
   if (!plan.paths) return Error{0, "mount floor: the plan decides no paths"};
   MountFloorPlan out;
   out.staging = staging;
   out.cwd = cwd;
   std::set<std::string> made;
   std::vector<policy::LandlockRule> bound;  // with the rights in effect there
-  size_t budget = kMaxWalkEntries;
+  std::vector<std::string> writable_dirs;  // walked for protected names
   for (policy::LandlockRule rule : plan.rules) {  // sorted by path: a parent before what is below
     struct stat st;
     if (::stat(rule.path.c_str(), &st) != 0) continue;  // as Landlock: a missing path grants nothing
@@ -150,8 +181,9 @@ Result<MountFloorPlan> planMountFloor(const policy::LandlockPlan& plan,
     out.steps.push_back({MountFloorStep::Kind::Bind, rule.path, staging + rule.path,
                          attributesOf(rule), 0});
     bound.push_back(rule);
-    if (rule.write && S_ISDIR(st.st_mode)) findProtectedNames(rule.path, protect, budget, out);
+    if (rule.write && S_ISDIR(st.st_mode)) writable_dirs.push_back(rule.path);
   }
+  findProtectedNames(walkStarts(writable_dirs, cwd), protect, walk_budget, out);
   std::sort(out.read_only_names.begin(), out.read_only_names.end());
   out.read_only_names.erase(std::unique(out.read_only_names.begin(), out.read_only_names.end()),
                             out.read_only_names.end());

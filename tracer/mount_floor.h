@@ -56,7 +56,8 @@ bool mountFloorAvailable(std::string* why = nullptr);
 inline constexpr size_t kMaxWalkEntries = 50000;
 Result<MountFloorPlan> planMountFloor(const policy::LandlockPlan& plan,
                                       const std::vector<policy::PathRule>& protect,
-                                      const std::string& staging, const std::string& cwd);
+                                      const std::string& staging, const std::string& cwd,
+                                      size_t walk_budget = kMaxWalkEntries);
 
 // In the child: unshares the mount namespace, builds the plan's root and
 // pivots into it. Raw syscalls only. Returns 0, or -errno with *failed set

@@ -5,8 +5,11 @@
 #include <linux/mount.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include "tracer/mount_floor.h"
 
@@ -95,6 +98,48 @@ TEST_F(MountFloorPlanTest, ProtectedNamesBelowWritableRootsAreBoundReadOnly) {
   EXPECT_TRUE(env->attr_set & MOUNT_ATTR_RDONLY);
   EXPECT_FALSE(planned->names_truncated);
   EXPECT_EQ(bindOf(*planned, p("ws/a.txt")), nullptr);
+}
+
+// A directory that vanishes under the walk (another program's temporary
+// tree in a shared /tmp) costs that directory only: the walk goes on and
+// still finds the names beyond it.
+TEST_F(MountFloorPlanTest, ADirectoryVanishingUnderTheWalkCostsOnlyThatDirectory) {
+  fs::create_directories(root_ / "shared");
+  std::atomic<bool> stop{false};
+  std::thread churn([&] {
+    for (unsigned i = 0; !stop; ++i) {
+      const fs::path d = root_ / "shared" / ("tmp" + std::to_string(i % 16));
+      std::error_code ec;
+      for (const char* sub : {"a/b/c", "a/d/e", "f/g"}) fs::create_directories(d / sub, ec);
+      fs::remove_all(d, ec);
+    }
+  });
+  policy::LandlockPlan plan;
+  plan.rules = {{root_.string(), true, true, true}};
+  int missed = 0;
+  for (int round = 0; round < 300; ++round) {
+    auto planned = planMountFloor(plan, {denyGlob(p("**/.env"))}, "/stage", p("ws"));
+    ASSERT_TRUE(planned.ok());
+    const auto& names = planned->read_only_names;
+    missed += std::find(names.begin(), names.end(), p("ws/.env")) == names.end() ||
+              std::find(names.begin(), names.end(), p("ws/sub/.env")) == names.end();
+  }
+  stop = true;
+  churn.join();
+  EXPECT_EQ(missed, 0) << "rounds whose walk stopped at a vanished directory";
+}
+
+// The working directory's names are found first: a writable root with more
+// entries than the budget elsewhere still has the command's own .env bound.
+TEST_F(MountFloorPlanTest, TheWorkingDirectoryIsWalkedFirst) {
+  fs::create_directories(root_ / "aaa-big");
+  for (int i = 0; i < 300; ++i) fs::create_directories(root_ / "aaa-big" / std::to_string(i));
+  policy::LandlockPlan plan;
+  plan.rules = {{root_.string(), true, true, true}};
+  auto planned = planMountFloor(plan, {denyGlob(p("**/.env"))}, "/stage", p("ws"), 100);
+  ASSERT_TRUE(planned.ok());
+  EXPECT_TRUE(planned->names_truncated);
+  EXPECT_EQ(planned->read_only_names, (std::vector<std::string>{p("ws/.env"), p("ws/sub/.env")}));
 }
 
 TEST_F(MountFloorPlanTest, APlanThatDecidesNoPathsHasNoFloor) {
