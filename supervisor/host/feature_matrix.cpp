@@ -119,7 +119,8 @@ std::vector<FeatureRow> featureMatrix(const HostCaps &c, const policy::Policy &p
                              : globs + "read open; " + lsm_no_paths,
         no_notify);
     row("exec_rules", "exec rules", exec_rules, true, "bpf-lsm",
-        "bprm_check_security decides the final binary", "");
+        "bprm_check_security decides the final binary; mmap_file the program the "
+        "loader runs (ld.so as a command)", "");
     row("profiles", "profiles", !p.profiles.empty(), true, "bpf-lsm",
         "profile id in task storage, switched on exec, inherited on fork", "");
   } else {
