@@ -10,6 +10,7 @@
 #include "policy/home_rules.h"
 
 #include <algorithm>
+#include <set>
 
 #include "policy/path.h"
 #include "policy/presets.h"
@@ -204,6 +205,7 @@ class Deriver {
   // where its symlinks lead (~/.local/bin/tool → a venv elsewhere).
   void addPathEntries() {
     const std::string path = env("PATH");
+    std::set<std::string> seen;  // rustup and pyenv put their directory in twice
     size_t start = 0;
     while (start <= path.size()) {
       size_t colon = path.find(':', start);
@@ -211,7 +213,7 @@ class Deriver {
       start = colon == std::string::npos ? path.size() + 1 : colon + 1;
       if (entry.empty() || entry.front() != '/') continue;  // "" and "." mean the cwd
       entry = normalizePath("/", entry);
-      if (!f_.is_dir(entry)) continue;
+      if (!seen.insert(entry).second || !f_.is_dir(entry)) continue;
       if (!readable(entry)) add(out_.toolchains, "toolchain:path:" + entry, entry, "a $PATH entry");
       if (!isUnder(entry, f_.home)) continue;  // system directories: thousands of links
       for (const auto& link : f_.symlinks_in(entry, kMaxLinksPerEntry)) {

@@ -93,6 +93,24 @@ TEST(HomeRules, PathEntriesAndWhereTheirLinksLead) {
   EXPECT_NE(find(h.toolchains, "toolchain:path:/srv/sdk/bin"), nullptr);
 }
 
+// rustup's env script puts ~/.cargo/bin in $PATH a second time: its links
+// are resolved once (each resolution is a few syscalls of every start).
+TEST(HomeRules, APathEntryListedTwiceIsResolvedOnce) {
+  FakeFs fs;
+  fs.dirs = {"/home/u/.cargo/bin", "/home/u/tools/venv/bin"};
+  fs.links = {{"/home/u/.cargo/bin/tool", "/home/u/tools/venv/bin/tool"}};
+  HomeFacts facts = fs.facts({{"PATH", "/home/u/.cargo/bin:/usr/bin:/home/u/.cargo/bin/"}});
+  int resolved = 0;
+  auto real_path = facts.real_path;
+  facts.real_path = [&](const std::string& p) {
+    ++resolved;
+    return real_path(p);
+  };
+  HomeRules h = deriveHomeRules(facts);
+  EXPECT_EQ(resolved, 1);
+  EXPECT_NE(find(h.toolchains, "toolchain:path:/home/u/tools/venv"), nullptr);
+}
+
 TEST(HomeRules, NeverTheHomeItselfNorASecret) {
   FakeFs fs;
   fs.dirs = {"/home/u", "/home", "/home/u/.ssh"};
