@@ -112,8 +112,11 @@ std::vector<SelfProtectedPath> selfProtectedPaths(const policy::Policy& p) {
 }
 
 std::string policyDigest(const policy::Policy& policy) {
-  return sha256Hex(
-      effectivePolicyJson(policy).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+  return policyDigest(effectivePolicyJson(policy));
+}
+
+std::string policyDigest(const nlohmann::ordered_json& effective) {
+  return sha256Hex(effective.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
 }
 
 }  // namespace sv::supervisor

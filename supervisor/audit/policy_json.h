@@ -19,6 +19,8 @@ namespace sv::supervisor {
 nlohmann::ordered_json effectivePolicyJson(const policy::Policy& policy);
 // sha256Hex(effectivePolicyJson(policy).dump()).
 std::string policyDigest(const policy::Policy& policy);
+// The same from an effectivePolicyJson() already built.
+std::string policyDigest(const nlohmann::ordered_json& effective);
 
 // The session start record's `self_protected`: every self-protected path of
 // the policy once, in rule order, "read-write" when reads are denied too.

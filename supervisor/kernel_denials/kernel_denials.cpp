@@ -109,7 +109,10 @@ KernelDenials::KernelDenials(ka::AuditSwitch audit_switch, ka::AuditControl cont
       lost_at_start_(lost_at_start),
       lost_at_end_(lost_at_start) {}
 
-KernelDenials::~KernelDenials() { (void)switch_.release(); }
+KernelDenials::~KernelDenials() {
+  reportLost();
+  (void)switch_.release();
+}
 
 std::string KernelDenials::describe() const { return switch_.report().describe(); }
 
@@ -174,12 +177,20 @@ void KernelDenials::finish() {
   }
   if (!seen) seen = drain();
   flush(true);
-  if (auto status = control_.getStatus()) lost_at_end_ = status->lost;
+  // The kernel's lost counter as of now (the tree is gone): its reply is
+  // awaited in reportLost(), at the session's tear-down, which overlaps it.
+  lost_requested_ = control_.requestStatus().ok();
   if (!seen)
     std::fprintf(stderr,
                  "supervise: audit: the kernel's denial records may be incomplete (no end "
                  "marker within %d ms)\n",
                  kMarkerWaitMs);
+}
+
+void KernelDenials::reportLost() {
+  if (!lost_requested_) return;
+  lost_requested_ = false;
+  if (auto status = control_.awaitStatus()) lost_at_end_ = status->lost;
   if (const uint64_t n = lost())
     std::fprintf(stderr,
                  "supervise: audit: %llu kernel audit record(s) lost during the session "

@@ -64,7 +64,8 @@ class KernelDenials {
              const policy::Engine& engine, KernelDenialsOptions options);
 
   // The command has exited: reads until every record queued before now has
-  // arrived (bounded), completes what is open, and says what was lost.
+  // arrived (bounded) and completes what is open. What was lost is said on
+  // destruction: the kernel's lost counter is read now, its reply awaited then.
   void finish();
 
   uint64_t lost() const;  // socket overruns + growth of the kernel's lost counter
@@ -79,6 +80,7 @@ class KernelDenials {
   void emitDenials(tracer::kernel_audit::RecordAssembler::Output& out);
   void emit(const tracer::kernel_audit::KernelDenial& d);
   bool inSession(int64_t pid) const;
+  void reportLost();  // awaits the lost counter finish() asked for; says what was lost
 
   tracer::kernel_audit::AuditSwitch switch_;
   tracer::kernel_audit::AuditControl control_;
@@ -89,6 +91,7 @@ class KernelDenials {
   uint32_t lost_at_end_ = 0;
   std::string marker_;
   bool finished_ = false;
+  bool lost_requested_ = false;  // finish() sent an AUDIT_GET whose reply is pending
 
   AuditLog* audit_ = nullptr;
   ProcessCache* processes_ = nullptr;

@@ -217,7 +217,9 @@ int Daemon::setUp() {
   if (!fd) return fail(fd.error(), kExitSupervisorError);
   listener_ = std::move(*fd);
   // The daemon's own trail: same sinks as its commands, its own session id.
-  if (auto st = openSessionAudit(audit_, options_.session, *policy_, newSessionId()); !st)
+  if (auto st = openSessionAudit(audit_, options_.session, *policy_, newSessionId(),
+                                 policy_sha256_);
+      !st)
     return fail(Error{0, "audit: " + st.error().message()}, kExitSupervisorError);
   return 0;
 }

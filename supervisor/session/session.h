@@ -108,8 +108,9 @@ class PreparedSession {
 // The audit log of a session under `policy` (the exec daemon's own trail
 // too): every event's session fields (ids, host, policy digest, the client
 // of a daemon's command, redaction), the policy's format and chain, the
-// sinks of `options` and of the policy, opened.
+// sinks of `options` and of the policy, opened. `policy_sha256`: policyDigest(policy).
 Status openSessionAudit(std::optional<AuditLog>& audit, const SessionOptions& options,
-                        const policy::Policy& policy, std::string session_id);
+                        const policy::Policy& policy, std::string session_id,
+                        std::string policy_sha256);
 
 }  // namespace sv::supervisor

@@ -35,6 +35,11 @@ Status AuditControl::sendUserMessage(std::string_view text) {
 }
 
 Status AuditControl::request(uint16_t type, const void* payload, size_t len, AuditStatus* reply) {
+  SV_TRY(sendRequest(type, payload, len));
+  return awaitReply(reply);
+}
+
+Status AuditControl::sendRequest(uint16_t type, const void* payload, size_t len) {
   struct {
     nlmsghdr hdr;
     alignas(audit_status) char data[512];  // an audit_status, or a user message's text
@@ -50,6 +55,11 @@ Status AuditControl::request(uint16_t type, const void* payload, size_t len, Aud
   if (::sendto(fd_.get(), &msg, msg.hdr.nlmsg_len, 0, reinterpret_cast<sockaddr*>(&kernel),
                sizeof(kernel)) < 0)
     return errnoError("send audit request");
+  return Status{};
+}
+
+// The answer to the last request sent: its ACK, and for AUDIT_GET the status.
+Status AuditControl::awaitReply(AuditStatus* reply) {
   bool have_reply = reply == nullptr;
   bool have_ack = false;
   alignas(nlmsghdr) char buf[8192];
@@ -95,8 +105,15 @@ Status AuditControl::request(uint16_t type, const void* payload, size_t len, Aud
 }
 
 Result<AuditStatus> AuditControl::getStatus() {
+  SV_TRY(requestStatus());
+  return awaitStatus();
+}
+
+Status AuditControl::requestStatus() { return sendRequest(AUDIT_GET, nullptr, 0); }
+
+Result<AuditStatus> AuditControl::awaitStatus() {
   AuditStatus s;
-  SV_TRY(request(AUDIT_GET, nullptr, 0, &s));
+  SV_TRY(awaitReply(&s));
   return s;
 }
 
