@@ -110,6 +110,19 @@ void findProtectedNames(const std::vector<std::string>& starts,
         if (rule->glob.matches(path)) return true;
       return false;
     };
+    // A match lies at or below its rule's literal prefix; a directory above
+    // one is only the way there. So /tmp as a root is walked down to the
+    // workspace's **/.env, not through every other program's temporary tree.
+    enum class Place { Outside, Above, Below };
+    auto placeOf = [&](const std::string& path) {
+      Place place = Place::Outside;
+      for (const auto* rule : here) {
+        const std::string& prefix = rule->glob.literalPrefix();
+        if (isAtOrBelow(path, prefix)) return Place::Below;
+        if (isAtOrBelow(prefix, path)) place = Place::Above;
+      }
+      return place;
+    };
     std::deque<std::string> dirs;
     if (!here.empty()) dirs.push_back(start);
     for (; !dirs.empty(); dirs.pop_front()) {
@@ -121,11 +134,13 @@ void findProtectedNames(const std::vector<std::string>& starts,
           return;
         }
         --budget;
+        std::string path = it->path().string();
+        const Place place = placeOf(path);
+        if (place == Place::Outside) continue;
         std::error_code gone;
         const auto type = it->symlink_status(gone).type();
         if (gone || (type != fs::file_type::regular && type != fs::file_type::directory)) continue;
-        std::string path = it->path().string();
-        if (protectedName(path))
+        if (place == Place::Below && protectedName(path))
           out.read_only_names.push_back(std::move(path));
         else if (type == fs::file_type::directory && !other_starts.contains(path))
           dirs.push_back(std::move(path));

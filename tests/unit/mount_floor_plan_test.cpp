@@ -142,6 +142,18 @@ TEST_F(MountFloorPlanTest, TheWorkingDirectoryIsWalkedFirst) {
   EXPECT_EQ(planned->read_only_names, (std::vector<std::string>{p("ws/.env"), p("ws/sub/.env")}));
 }
 
+// A writable root above the workspace (/tmp) is walked only on the way to
+// the rules' literal prefixes: the rest of it cannot hold a match.
+TEST_F(MountFloorPlanTest, OnlyDirectoriesThatMayHoldAMatchAreWalked) {
+  for (int i = 0; i < 300; ++i) fs::create_directories(root_ / "aaa-big" / std::to_string(i));
+  policy::LandlockPlan plan;
+  plan.rules = {{root_.string(), true, true, true}};
+  auto planned = planMountFloor(plan, {denyGlob(p("ws/**/.env"))}, "/stage", "/", 100);
+  ASSERT_TRUE(planned.ok());
+  EXPECT_FALSE(planned->names_truncated) << "aaa-big was walked";
+  EXPECT_EQ(planned->read_only_names, (std::vector<std::string>{p("ws/.env"), p("ws/sub/.env")}));
+}
+
 TEST_F(MountFloorPlanTest, APlanThatDecidesNoPathsHasNoFloor) {
   policy::LandlockPlan plan;
   plan.paths = false;
