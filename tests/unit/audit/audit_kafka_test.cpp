@@ -146,7 +146,7 @@ TEST_F(KafkaSinkTest, EveryEventArrivesOnceInOrderKeyedBySession) {
   log.close();
   EXPECT_EQ(log.counters().dropped, 0u);
   EXPECT_TRUE(log.sinkErrors().empty());
-  EXPECT_EQ(eventSeqs(readBack(kN)), oneTo(kN)) << "gap-free, no duplicates, in seq order";
+  EXPECT_TRUE(test::seqsAreOneTo(eventSeqs(readBack(kN)), kN)) << "gap-free, no duplicates, in seq order";
   EXPECT_TRUE(reports_.empty()) << reports_.front();
 }
 
@@ -167,7 +167,18 @@ TEST_F(KafkaSinkTest, BrokerDownFiveSecondsLosesNothing) {
   uint64_t spooled_max = 0;
   const auto t0 = steady_clock::now();
   for (uint64_t i = 0; i < kN; ++i) {
-    if (i == kDownAt) kafka_.down();
+    if (i == kDownAt) {
+      // Down with nothing in flight. The mock checks idempotent sequence
+      // numbers only for transactional producers (rd_kafka_mock_validate_records),
+      // so a batch it appended but whose answer the outage cut off would be
+      // appended again on retry; a real broker acks the retry as a duplicate.
+      // Seen once in 16 ASan runs: seqs 5403-5851 twice.
+      const auto deadline = steady_clock::now() + std::chrono::seconds(10);
+      while (!log.flush() && steady_clock::now() < deadline)
+        std::this_thread::sleep_for(milliseconds(5));
+      ASSERT_TRUE(log.flush()) << "everything before the outage confirmed";
+      kafka_.down();
+    }
     if (i == kUpAt) kafka_.up();
     log.emit(decision());
     if (i % kPauseEvery == 0) {
@@ -187,7 +198,7 @@ TEST_F(KafkaSinkTest, BrokerDownFiveSecondsLosesNothing) {
   EXPECT_TRUE(log.sinkErrors().empty()) << log.sinkErrors().front().message();
   // librdkafka holds 10,000 and memory 64 KiB: the rest went to disk.
   EXPECT_GT(spooled_max, 1u << 20) << "the spool carried the outage";
-  EXPECT_EQ(eventSeqs(readBack(kN)), oneTo(kN)) << "gap-free, no duplicates, in seq order";
+  EXPECT_TRUE(test::seqsAreOneTo(eventSeqs(readBack(kN)), kN)) << "gap-free, no duplicates, in seq order";
   // Not a line per reconnect attempt: one when it went, one when it came back.
   auto count = [&](const std::string& what) {
     size_t n = 0;
@@ -219,7 +230,7 @@ TEST_F(KafkaSinkTest, BrokerThatNeverComesBackCostsCloseTimeoutAndIsCounted) {
   ASSERT_EQ(log.sinkErrors().size(), 1u);
   EXPECT_EQ(log.sinkErrors()[0].code, ETIMEDOUT);
   kafka_.up();
-  EXPECT_EQ(eventSeqs(readBack(10)), oneTo(10));
+  EXPECT_TRUE(test::seqsAreOneTo(eventSeqs(readBack(10)), 10));
 }
 
 TEST_F(KafkaSinkTest, ARecordTheBrokerRejectsIsAnExactDroppedRecord) {
