@@ -62,8 +62,9 @@ sanitize: setup
 clean:
 	rm -rf $(BUILD) build-fuzz build-asan
 
-# Overhead of supervise vs native (tools/bench; docs/performance.md). Its own RelWithDebInfo build
-# dir; installs the peers (bubblewrap, firejail, strace) from apt if missing.
+# Overhead of supervise vs native (tools/bench). Its own RelWithDebInfo build dir; installs the
+# peers (bubblewrap, firejail, strace, srt with socat and ripgrep) if missing; a full run replaces
+# the tables at the top of docs/performance.md.
 BENCH_BUILD ?= build-bench
 BENCH_ARGS ?=
 .PHONY: bench
@@ -71,4 +72,4 @@ bench: setup
 	cmake -S . -B $(BENCH_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo
 	cmake --build $(BENCH_BUILD) -j$(JOBS) --target supervise
 	tools/bench --supervise $(BENCH_BUILD)/supervise --json $(BENCH_BUILD)/bench.json \
-	    --install-peers $(BENCH_ARGS)
+	    --install-peers --doc docs/performance.md $(BENCH_ARGS)
