@@ -111,40 +111,63 @@ struct sv_lsm_climb {
 	long err; /* 1 while climbing, 0 at a root, < 0 fail closed */
 };
 
+/* One step of d_path's climb (fs/d_path.c, prepend_path), shared by the
+ * path walk below and the moving-directory check (progs/lsm.bpf.c): up
+ * d_parent, or from a mount's root over to its mount point in the parent
+ * mount. TOP: a namespace's root or a detached tree's; STUCK: no parent to
+ * go to below a mount's root (d_path's "escaped"), or a failed read. */
+enum sv_lsm_step { SV_LSM_STEP_PARENT, SV_LSM_STEP_MOUNT, SV_LSM_STEP_TOP, SV_LSM_STEP_STUCK };
+
+static __always_inline enum sv_lsm_step sv_lsm_step_up(struct dentry **at, struct mount **at_mnt)
+{
+	/* Locals: inside BPF_CORE_READ, (*at)->... would be relocated too. */
+	struct dentry *dentry = *at, *parent;
+	struct mount *mnt = *at_mnt, *up;
+	struct vfsmount *vfsmnt = &mnt->mnt;
+
+	if (dentry == BPF_CORE_READ(vfsmnt, mnt_root)) {
+		up = BPF_CORE_READ(mnt, mnt_parent);
+		if (up == mnt)
+			return SV_LSM_STEP_TOP;
+		*at = BPF_CORE_READ(mnt, mnt_mountpoint);
+		*at_mnt = up;
+		return SV_LSM_STEP_MOUNT;
+	}
+	parent = BPF_CORE_READ(dentry, d_parent);
+	if (!parent || parent == dentry)
+		return SV_LSM_STEP_STUCK;
+	*at = parent;
+	return SV_LSM_STEP_PARENT;
+}
+
 /* One step up (bpf_loop callback): 1 stops the walk. */
 static long sv_lsm_climb_step(__u32 i, struct sv_lsm_climb *c)
 {
-	/* Locals: inside BPF_CORE_READ, c->... would be relocated too. */
-	struct dentry *dentry = c->dentry, *parent;
-	struct mount *mnt = c->mnt, *up;
-	struct vfsmount *vfsmnt = &mnt->mnt;
+	struct dentry *dentry = c->dentry;
 	__u32 depth = c->s->depth;
 
-	if (dentry == c->root_dentry && vfsmnt == c->root_mnt) {
+	if (dentry == c->root_dentry && &c->mnt->mnt == c->root_mnt) {
 		c->err = 0;
 		return 1;
 	}
-	if (dentry == BPF_CORE_READ(vfsmnt, mnt_root)) {
-		up = BPF_CORE_READ(mnt, mnt_parent);
-		if (up == mnt) {
-			c->err = 0; /* a namespace's root, or a detached tree's */
-			return 1;
-		}
-		c->dentry = BPF_CORE_READ(mnt, mnt_mountpoint);
-		c->mnt = up;
+	switch (sv_lsm_step_up(&c->dentry, &c->mnt)) {
+	case SV_LSM_STEP_MOUNT:
 		return 0;
-	}
-	parent = BPF_CORE_READ(dentry, d_parent);
-	/* parent == dentry below a mount's root: not reachable (d_path's
-	 * "escaped"); also a failed read. Deeper than the stack: too long. */
-	if (parent == dentry || depth >= SV_LSM_DEPTH_MAX) {
-		c->err = -SV_ENAMETOOLONG;
+	case SV_LSM_STEP_TOP:
+		c->err = 0;
 		return 1;
+	case SV_LSM_STEP_PARENT:
+		if (depth < SV_LSM_DEPTH_MAX) {
+			c->s->dentries[depth & (SV_LSM_DEPTH_MAX - 1)] = (__u64)dentry;
+			c->s->depth = depth + 1;
+			return 0;
+		}
+		break; /* deeper than the stack: too long */
+	default:
+		break; /* not reachable from the root, or a failed read */
 	}
-	c->s->dentries[depth & (SV_LSM_DEPTH_MAX - 1)] = (__u64)dentry;
-	c->s->depth = depth + 1;
-	c->dentry = parent;
-	return 0;
+	c->err = -SV_ENAMETOOLONG;
+	return 1;
 }
 
 struct sv_lsm_names {

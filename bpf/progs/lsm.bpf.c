@@ -86,9 +86,7 @@ struct sv_lsm_up {
 
 static long sv_lsm_up_step(__u32 i, struct sv_lsm_up *u)
 {
-	struct dentry *dentry = u->dentry, *parent;
-	struct mount *mnt = u->mnt, *up;
-	struct vfsmount *vfsmnt = &mnt->mnt;
+	struct dentry *dentry = u->dentry;
 	struct sv_lsm_inode_key key = {
 		.ino = BPF_CORE_READ(dentry, d_inode, i_ino),
 		.dev = BPF_CORE_READ(dentry, d_sb, s_dev),
@@ -98,23 +96,14 @@ static long sv_lsm_up_step(__u32 i, struct sv_lsm_up *u)
 		u->found = 1;
 		return 1;
 	}
-	if (dentry == BPF_CORE_READ(vfsmnt, mnt_root)) {
-		up = BPF_CORE_READ(mnt, mnt_parent);
-		if (up == mnt) {
-			u->found = 0; /* the top */
-			return 1;
-		}
-		u->dentry = BPF_CORE_READ(mnt, mnt_mountpoint);
-		u->mnt = up;
+	switch (sv_lsm_step_up(&u->dentry, &u->mnt)) {
+	case SV_LSM_STEP_PARENT:
+	case SV_LSM_STEP_MOUNT:
 		return 0;
-	}
-	parent = BPF_CORE_READ(dentry, d_parent);
-	if (!parent || parent == dentry) {
-		u->found = 0;
+	default:
+		u->found = 0; /* the top */
 		return 1;
 	}
-	u->dentry = parent;
-	return 0;
 }
 
 #define SV_LSM_UP_MAX 2048
