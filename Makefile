@@ -70,6 +70,6 @@ BENCH_ARGS ?=
 .PHONY: bench
 bench: setup
 	cmake -S . -B $(BENCH_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo
-	cmake --build $(BENCH_BUILD) -j$(JOBS) --target supervise
+	cmake --build $(BENCH_BUILD) -j$(JOBS) --target supervise supervise-exec
 	tools/bench --supervise $(BENCH_BUILD)/supervise --json $(BENCH_BUILD)/bench.json \
 	    --install-peers --doc docs/performance.md $(BENCH_ARGS)

@@ -49,6 +49,27 @@ struct CommandOptions {
   int pass_fd = -1;  // handed to the program as fd 3, inherited (say, a socket)
 };
 
+// The environment a test gives `supervise`: ours without SUPERVISE_*
+// settings (a developer's own must not steer a test), except the ones a
+// CTest variant sets to run a whole suite differently (sv_add_gtest_variant:
+// --backend, the test overrides), then `overrides` ("NAME=value"), each
+// replacing whatever it names.
+inline std::vector<std::string> superviseEnvironment(const std::vector<std::string>& overrides = {}) {
+  static constexpr const char* kVariantKnobs[] = {"SUPERVISE_BACKEND=", "SUPERVISE_TEST_DISABLE=",
+                                                  "SUPERVISE_TEST_READY_SESSIONS="};
+  auto name = [](const std::string& e) { return e.substr(0, e.find('=') + 1); };
+  std::vector<std::string> env;
+  for (char** e = environ; *e; ++e) {
+    const std::string entry = *e;
+    bool keep = entry.rfind("SUPERVISE_", 0) != 0;
+    for (const char* knob : kVariantKnobs) keep = keep || entry.rfind(knob, 0) == 0;
+    for (const auto& o : overrides) keep = keep && name(o) != name(entry);
+    if (keep) env.push_back(entry);
+  }
+  env.insert(env.end(), overrides.begin(), overrides.end());
+  return env;
+}
+
 // Runs argv; output lands in out_base + ".out" / ".err". Kills it after
 // options.timeout. `on_start` (optional) runs in the parent with its pid.
 template <typename OnStart>

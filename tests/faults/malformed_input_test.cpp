@@ -126,16 +126,15 @@ TEST_P(MalformedInput, ClearErrorAndExitTwo) {
   std::vector<std::string> argv{kSupervise};
   for (const auto& a : c.args) argv.push_back(a == "@P" ? policy_path : a);
 
-  // Our own environment minus SUPERVISE_*, and a config home where
-  // discovery finds nothing: only the case's input can be at fault.
+  // Our own environment without SUPERVISE_* settings but the variant's
+  // (--backend under /ptrace), and a config home where discovery finds
+  // nothing: only the case's input can be at fault.
   test::CommandOptions options;
   options.cwd = dir_;
   options.timeout = std::chrono::seconds(20);
-  for (char** e = environ; *e; ++e)
-    if (std::strncmp(*e, "SUPERVISE_", 10) != 0 && std::strncmp(*e, "XDG_CONFIG_HOME=", 16) != 0)
-      options.env.emplace_back(*e);
-  options.env.push_back("XDG_CONFIG_HOME=" + dir_);
-  options.env.insert(options.env.end(), c.env.begin(), c.env.end());
+  std::vector<std::string> overrides{"XDG_CONFIG_HOME=" + dir_};
+  overrides.insert(overrides.end(), c.env.begin(), c.env.end());
+  options.env = test::superviseEnvironment(overrides);
 
   const test::CommandResult r = test::runCommand(argv, dir_ + "/run", options);
   EXPECT_FALSE(r.timed_out) << r.describe();
