@@ -9,7 +9,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <string>
+#include <string_view>
 
 #include "tests/common/run_command.h"
 
@@ -29,6 +31,23 @@ inline long landlockAbi() {
   const long abi =
       ::syscall(SYS_landlock_create_ruleset, nullptr, 0, LANDLOCK_CREATE_RULESET_VERSION);
   return abi > 0 ? abi : 0;
+}
+
+// Whether sessions run without Landlock: the kernel has none, or the test
+// turned it off (the /mountns variants: SUPERVISE_TEST_DISABLE=landlock);
+// the floor is then a private mount namespace (docs/enforcement.md).
+inline bool withoutLandlock() {
+  const char* disabled = std::getenv("SUPERVISE_TEST_DISABLE");
+  return landlockAbi() == 0 ||
+         (disabled && std::string_view(disabled).find("landlock") != std::string_view::npos);
+}
+
+// Who answers the seccomp filter's stops, as events name it in enforced_by:
+// the tracer under the /ptrace variants (SUPERVISE_BACKEND=ptrace), else
+// user-notify.
+inline std::string seccompStopDecider() {
+  const char* backend = std::getenv("SUPERVISE_BACKEND");
+  return backend && std::string_view(backend) == "ptrace" ? "ptrace" : "seccomp";
 }
 
 // min_landlock_abi 0: the suite runs without Landlock too (as root the

@@ -690,10 +690,8 @@ TEST_F(Outside, ReadOutsideReadableRootsFails) {
   // Landlock refuses it (EACCES); on the mount-namespace floor (no Landlock
   // here, or the /mountns variant) what no root names is absent
   // (docs/enforcement.md, "The mount-namespace floor").
-  const char* disabled = std::getenv("SUPERVISE_TEST_DISABLE");
-  const bool floor = test::landlockAbi() < 1 ||
-                     (disabled && std::string_view(disabled).find("landlock") != std::string_view::npos);
-  EXPECT_TRUE(contains(r.err, floor ? "No such file or directory" : "Permission denied"))
+  EXPECT_TRUE(contains(r.err, test::withoutLandlock() ? "No such file or directory"
+                                                      : "Permission denied"))
       << r.describe();
   EXPECT_FALSE(contains(r.out, "outside-secret")) << r.describe();
 }
@@ -1405,8 +1403,7 @@ for name, fam, typ, proto in cases:
 
   // One deny event per refused family socket, each with its family, from
   // whoever answers the seccomp filter's stops (user-notify, or the tracer).
-  const char* backend = std::getenv("SUPERVISE_BACKEND");
-  const std::string decider = backend && std::string_view(backend) == "ptrace" ? "ptrace" : "seccomp";
+  const std::string decider = test::seccompStopDecider();
   std::vector<json> events;
   for (const auto& e : audit())
     if (str(e, "category") == "network" && str(e, "operation") == "socket" &&

@@ -68,11 +68,7 @@ using test::slurp;
 // the session; where Landlock is missing (the mountns variant, or a kernel
 // booted without it in lsm=) nothing does yet: a mount namespace can't
 // express either (docs/enforcement.md, "The mount-namespace floor").
-bool landlockDisabledByTest() {
-  const char* disabled = std::getenv("SUPERVISE_TEST_DISABLE");
-  return disabled && std::string_view(disabled).find("landlock") != std::string_view::npos;
-}
-bool withoutLandlock() { return landlockDisabledByTest() || test::landlockAbi() == 0; }
+using test::withoutLandlock;
 constexpr const char* kNoScopesWithoutLandlock =
     "known gap without Landlock: signal and abstract-socket scoping need Landlock ABI 6 (a PID "
     "and a network namespace would be the mount floor's answer; not built)";
@@ -444,8 +440,7 @@ TEST_P(PresetEscape, DirectoryMovesOfProtectedPaths) {
     }
   }
 
-  const char* backend = std::getenv("SUPERVISE_BACKEND");
-  const std::string by = backend && std::string_view(backend) == "ptrace" ? "ptrace" : "seccomp";
+  const std::string by = test::seccompStopDecider();
   int renames = 0;
   for (const auto& e : o.audit) {
     if (e.value("decision", "") != "deny" || e.value("operation", "") != "rename") continue;

@@ -55,6 +55,14 @@ class KafkaSinkTest : public testing::Test {
     ASSERT_TRUE(t.ok()) << t.error().message();
     ASSERT_TRUE(log.addSpooledSink(std::move(*t), dir_.path(), spool_max).ok());
   }
+  // Flushes until the broker has confirmed everything emitted, or `within`
+  // passed: whether it did.
+  static bool confirmed(AuditLog& log, milliseconds within) {
+    const auto deadline = steady_clock::now() + within;
+    while (!log.flush() && steady_clock::now() < deadline)
+      std::this_thread::sleep_for(milliseconds(5));
+    return log.flush();
+  }
   std::vector<test::KafkaRecord> readBack(size_t want) {
     return test::consumeAll(kafka_.bootstraps(), kTopic, kPartitions, want);
   }
@@ -123,9 +131,7 @@ TEST_F(KafkaSinkTest, LibrdkafkaThreadsHoldNoCapability) {
   addSink(log);
   log.emit(decision());
   // Delivered: the producer's threads have started (and run the interceptor).
-  const auto deadline = steady_clock::now() + std::chrono::seconds(10);
-  while (!log.flush() && steady_clock::now() < deadline) std::this_thread::sleep_for(milliseconds(10));
-  ASSERT_TRUE(log.flush());
+  ASSERT_TRUE(confirmed(log, std::chrono::seconds(10)));
   int new_threads = 0;
   for (const auto& [tid, caps] : threadCapabilities()) {
     if (before.count(tid)) continue;
@@ -173,10 +179,8 @@ TEST_F(KafkaSinkTest, BrokerDownFiveSecondsLosesNothing) {
       // so a batch it appended but whose answer the outage cut off would be
       // appended again on retry; a real broker acks the retry as a duplicate.
       // Seen once in 16 ASan runs: seqs 5403-5851 twice.
-      const auto deadline = steady_clock::now() + std::chrono::seconds(10);
-      while (!log.flush() && steady_clock::now() < deadline)
-        std::this_thread::sleep_for(milliseconds(5));
-      ASSERT_TRUE(log.flush()) << "everything before the outage confirmed";
+      ASSERT_TRUE(confirmed(log, std::chrono::seconds(10)))
+          << "everything before the outage confirmed";
       kafka_.down();
     }
     if (i == kUpAt) kafka_.up();
@@ -216,8 +220,7 @@ TEST_F(KafkaSinkTest, BrokerThatNeverComesBackCostsCloseTimeoutAndIsCounted) {
   AuditLog log(SessionInfo{kSession, "h"}, opts);
   addSink(log);
   for (int i = 0; i < 10; ++i) log.emit(decision());
-  for (auto t = steady_clock::now(); !log.flush() && steady_clock::now() - t < milliseconds(5000);)
-    std::this_thread::sleep_for(milliseconds(5));  // until the broker confirmed them
+  (void)confirmed(log, milliseconds(5000));  // until the broker confirmed them
   kafka_.down();
   for (int i = 0; i < 50; ++i) log.emit(decision());
   log.flush();  // some go to librdkafka, which waits for the broker

@@ -68,7 +68,6 @@ std::vector<uint64_t> eventSeqs(const std::vector<json>& records) {
   return seqs;
 }
 
-
 void expectAllValid(const std::vector<json>& requests) {
   for (const auto& r : requests) EXPECT_TRUE(r["error"].is_null()) << r.dump();
 }
