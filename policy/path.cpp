@@ -47,4 +47,10 @@ bool isUnder(std::string_view path, std::string_view root) {
   return path.size() == root.size() || path[root.size()] == '/';
 }
 
+std::string_view pathInRoot(std::string_view path, std::string_view process_root) {
+  if (process_root.empty() || process_root == "/" || !isUnder(path, process_root)) return path;
+  path.remove_prefix(process_root.size());
+  return path.empty() ? std::string_view("/") : path;
+}
+
 }  // namespace sv::policy

@@ -23,4 +23,13 @@ void normalizePathInto(std::string_view cwd, std::string_view p, std::string& ou
 // True when `path` equals `root` or lies below it (both absolute, normal).
 bool isUnder(std::string_view path, std::string_view root);
 
+// `path`, a name the kernel gave us (readlink of /proc/PID/cwd or fd/N), as
+// the process whose root directory we see named `process_root` sees it: the
+// root's name taken off the front ("/" when it is the root itself). A root
+// of "" or "/" changes nothing, nor does a path outside the root (it has no
+// name from there). Why: a process in another mount namespace (the mount
+// floor) whose root we can't reach from ours is named from that namespace's
+// root, e.g. "/mnt/chr/tmp/ws" for "/tmp/ws" when we run chrooted at /mnt/chr.
+std::string_view pathInRoot(std::string_view path, std::string_view process_root);
+
 }  // namespace sv::policy

@@ -115,6 +115,7 @@ NotifyHandler::NotifyHandler(const policy::Engine& engine, SyscallAnswer& answer
                              AuditLog& audit, NotifyOptions options)
     : engine_(engine), answer_(answer), audit_(audit), options_(std::move(options)) {
   has_profiles_ = !engine_.policy().profiles.empty();
+  processes_.setProcessRoot(options_.process_root);
   // The command starts in a profile (supervise exec --profile): recorded
   // before its first syscall can be notified, inherited like a switch.
   if (has_profiles_ && !options_.root_profile.empty() && options_.root_pid > 0)
@@ -190,7 +191,7 @@ bool NotifyHandler::resolveTarget(Call& c, int dirfd, uint64_t path, bool follow
     return false;
   }
   out->object.reset(obj);
-  auto real = fdPath(obj);
+  auto real = fdPath(obj, options_.process_root);
   out->real_path = real ? std::move(*real) : std::string();
   return true;
 }
@@ -237,7 +238,7 @@ bool NotifyHandler::resolve(Call& c, int dirfd, uint64_t addr, const ResolveOpti
   if (fastEligible(path) && !options.beneath && !options.no_symlinks && !options.no_magiclinks) {
     std::string abs;
     // /proc/PID/... takes the walk, which keeps other processes out of reach.
-    if (lexicalTargetPath(c.tid, c.tgid, dirfd, path, abs) && abs != "/" &&
+    if (lexicalTargetPath(c.tid, c.tgid, dirfd, path, options_.process_root, abs) && abs != "/" &&
         !abs.starts_with("/proc/")) {
       const size_t slash = abs.rfind('/');
       const std::string dir = slash == 0 ? "/" : abs.substr(0, slash);
@@ -276,6 +277,7 @@ bool NotifyHandler::resolve(Call& c, int dirfd, uint64_t addr, const ResolveOpti
   }
   ResolveOptions scoped = options;
   scoped.session_cgroup = options_.session_cgroup;
+  scoped.process_root = options_.process_root;
   auto resolved = resolveTargetPath(c.tid, c.tgid, dirfd, path, scoped);
   if (!resolved) {
     finish(c, -resolved.error().code);
@@ -412,7 +414,7 @@ void NotifyHandler::handleOpen(Call& c, int dirfd, uint64_t path, int flags, uns
   if (c.tgid == 0) c.tgid = c.tid;
   const Operation op = write ? Operation::Write : Operation::Read;
   if (answer_.listener() && resolve_flags == 0 && !tmpfile && fastEligible(raw_) &&
-      lexicalTargetPath(c.tid, c.tgid, dirfd, raw_, abs_) && !abs_.starts_with("/proc/")) {
+      lexicalTargetPath(c.tid, c.tgid, dirfd, raw_, options_.process_root, abs_) && !abs_.starts_with("/proc/")) {
     const policy::Decision decision = decide(c, op, abs_);
     if (decision.verdict == Verdict::Allow) {
       Reopen reopen;
@@ -964,7 +966,8 @@ bool NotifyHandler::permitInterpreters(Call& c, const ResolvedPath& binary) {
   for (int depth = 0; depth < 4 && file; ++depth) {
     const std::string interpreter = interpreterOf(file.get());
     if (interpreter.empty() || interpreter[0] != '/') return true;  // not a script, or relative
-    auto resolved = resolveTargetPath(c.tid, c.tgid ? c.tgid : c.tid, AT_FDCWD, interpreter, {});
+    auto resolved = resolveTargetPath(c.tid, c.tgid ? c.tgid : c.tid, AT_FDCWD, interpreter,
+                                      {.process_root = options_.process_root});
     if (!resolved || !resolved->object) return true;  // the kernel's own exec will fail
     if (!permit(c, Operation::Exec, resolved->real_path)) return false;
     if (!noteExecFile(c, resolved->object.get())) return false;
@@ -1012,7 +1015,8 @@ bool NotifyHandler::permitLoaderProgram(Call& c, uint64_t argv_addr, std::string
   const LoaderProgram which = loaderProgramOf(args);
   if (!which.error.empty()) return refuse(which.error);
   if (which.index == 0) return true;  // it runs no program
-  auto resolved = resolveTargetPath(c.tid, c.tgid ? c.tgid : c.tid, AT_FDCWD, args[which.index], {});
+  auto resolved = resolveTargetPath(c.tid, c.tgid ? c.tgid : c.tid, AT_FDCWD, args[which.index],
+                                    {.process_root = options_.process_root});
   if (!resolved || !resolved->object) return true;  // the loader will fail to open it
   *program = resolved->real_path;
   return permit(c, Operation::Exec, resolved->real_path);

@@ -42,6 +42,7 @@ struct NotifyOptions {
   pid_t root_pid = -1;      // the command; its profile is root_profile
   std::string root_profile;  // the profile the command starts in ("" = the base policy)
   std::string session_cgroup;  // name of the session cgroup: scopes /proc/PID (target_path.h)
+  std::string process_root;    // the command's root as we name it (ResolveOptions::process_root)
   // The in-kernel exec re-check: every exec let through is approved there
   // for the file(s) judged, so a path swapped after the check gets SIGKILL.
   tracer::ProcTracker* exec_recheck = nullptr;

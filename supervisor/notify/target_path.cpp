@@ -121,7 +121,7 @@ int openFollowingSymlinks(std::string_view abs_path, bool follow_final) {
 }
 
 Status lexicalTargetPath(pid_t tid, pid_t tgid, int dirfd, std::string_view path,
-                         std::string& out) {
+                         std::string_view process_root, std::string& out) {
   if (path.empty()) return Error{ENOENT, "empty path"};
   if (path[0] == '/') {
     policy::normalizePathInto("/", path, out);
@@ -138,11 +138,11 @@ Status lexicalTargetPath(pid_t tid, pid_t tgid, int dirfd, std::string_view path
     return Error{EBADF, "no path for the base directory"};  // anonymous: walk instead
   const std::string_view base(buf, static_cast<size_t>(n));
   if (base.ends_with(" (deleted)")) return Error{ENOENT, "base directory deleted"};  // walk
-  policy::normalizePathInto(base, path, out);
+  policy::normalizePathInto(policy::pathInRoot(base, process_root), path, out);
   return {};
 }
 
-Result<std::string> fdPath(int fd) {
+Result<std::string> fdPath(int fd, std::string_view process_root) {
   char link[64];
   std::snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
   char buf[4096 + 16];
@@ -152,7 +152,20 @@ Result<std::string> fdPath(int fd) {
   std::string out(buf, static_cast<size_t>(n));
   constexpr std::string_view kDeleted = " (deleted)";
   if (out.size() > kDeleted.size() && out.ends_with(kDeleted)) out.resize(out.size() - kDeleted.size());
+  const std::string_view in_root = policy::pathInRoot(out, process_root);
+  if (in_root.size() != out.size()) return std::string(in_root);
   return out;
+}
+
+Result<std::string> processRoot(pid_t pid) {
+  char link[64];
+  std::snprintf(link, sizeof link, "/proc/%d/root", pid);
+  char buf[4096];
+  const ssize_t n = ::readlink(link, buf, sizeof buf);
+  if (n < 0) return errnoError(link);
+  if (static_cast<size_t>(n) >= sizeof buf || buf[0] != '/')
+    return Error{ENAMETOOLONG, std::string(link) + ": no usable name"};
+  return std::string(buf, static_cast<size_t>(n));
 }
 
 bool inSessionCgroup(pid_t pid, std::string_view session_cgroup) {
@@ -238,7 +251,7 @@ Result<ResolvedPath> resolveTargetPath(pid_t tid, pid_t tgid, int dirfd, std::st
       // Kept as written: the kernel decides what "rmdir(x/.)" means.
       auto obj = openPath(cur.get(), comp.c_str(), O_DIRECTORY);
       if (!obj) return obj.error();
-      auto real = fdPath(cur.get());
+      auto real = fdPath(cur.get(), options.process_root);
       if (!real) return real.error();
       out.real_path = comp == "." ? *real : dirName(*real);
       out.parent = std::move(cur);
@@ -266,7 +279,7 @@ Result<ResolvedPath> resolveTargetPath(pid_t tid, pid_t tgid, int dirfd, std::st
     if (fd < 0) {
       int err = errno;
       if (err == ENOENT && last) {  // the final component does not exist yet: a create
-        auto real = fdPath(cur.get());
+        auto real = fdPath(cur.get(), options.process_root);
         if (!real) return real.error();
         out.real_path = joinPath(*real, comp);
         out.parent = std::move(cur);
@@ -305,7 +318,7 @@ Result<ResolvedPath> resolveTargetPath(pid_t tid, pid_t tgid, int dirfd, std::st
         auto obj = openPath(cur.get(), comp.c_str());
         if (!obj) return obj.error();
         if (last) {
-          auto real = fdPath(obj->get());
+          auto real = fdPath(obj->get(), options.process_root);
           if (!real) return real.error();
           out.real_path = std::move(*real);
           out.object = std::move(*obj);
@@ -329,7 +342,7 @@ Result<ResolvedPath> resolveTargetPath(pid_t tid, pid_t tgid, int dirfd, std::st
     }
 
     if (last) {
-      auto real = fdPath(next.get());
+      auto real = fdPath(next.get(), options.process_root);
       if (!real) return real.error();
       out.real_path = std::move(*real);
       out.parent = std::move(cur);
@@ -341,7 +354,7 @@ Result<ResolvedPath> resolveTargetPath(pid_t tid, pid_t tgid, int dirfd, std::st
     cur = std::move(next);
   }
   // The path ended in symlinks that resolved to the directory we stand in.
-  auto real = fdPath(cur.get());
+  auto real = fdPath(cur.get(), options.process_root);
   if (!real) return real.error();
   out.real_path = std::move(*real);
   out.object = std::move(cur);

@@ -39,6 +39,11 @@ struct ResolveOptions {
   // target itself: the supervisor opens with its own, ptrace-capable
   // credentials and must not lend them (another process's fds, mem, environ).
   std::string_view session_cgroup;
+  // readlink of the target's /proc/PID/root as we see it ("" or "/": ours).
+  // Names the kernel gives for the target's objects are taken relative to it
+  // (policy::pathInRoot): under the mount floor with supervise itself
+  // chrooted, the target's root is our root's name in its namespace.
+  std::string_view process_root;
 };
 
 // True when `pid` runs in the cgroup named `session_cgroup` or below it
@@ -68,8 +73,9 @@ Result<ResolvedPath> resolveTargetPath(pid_t tid, pid_t tgid, int dirfd, std::st
 // (unreadable dirfd: the caller falls back too).
 // The path goes into `out`, reusing its capacity (no allocation once it is
 // big enough: this runs for every notified open).
+// `process_root`: as in ResolveOptions.
 Status lexicalTargetPath(pid_t tid, pid_t tgid, int dirfd, std::string_view path,
-                         std::string& out);
+                         std::string_view process_root, std::string& out);
 
 // The root directory every target resolves absolute paths against. The tree
 // can't chroot, pivot_root or unshare a mount namespace (no capabilities, no
@@ -90,7 +96,12 @@ int openNoSymlinks(std::string_view abs_path, uint64_t flags, uint64_t mode = 0)
 int openFollowingSymlinks(std::string_view abs_path, bool follow_final);
 
 // The kernel's idea of the absolute path of an O_PATH fd (readlink of
-// /proc/self/fd/N), without a " (deleted)" suffix.
-Result<std::string> fdPath(int fd);
+// /proc/self/fd/N), without a " (deleted)" suffix; for an object of the
+// target's, taken relative to its root (`process_root`, as in ResolveOptions).
+Result<std::string> fdPath(int fd, std::string_view process_root = {});
+
+// readlink of /proc/PID/root: the name of `pid`'s root directory from ours.
+// Read once per session, after the command's set-up (the mount floor).
+Result<std::string> processRoot(pid_t pid);
 
 }  // namespace sv::supervisor

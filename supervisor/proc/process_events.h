@@ -73,6 +73,7 @@ struct ProcessEventsOptions {
   bool quiet = false;       // no denial line on stderr
   bool audit_execs = true;  // an audit event per exec (audit.level != deny)
   std::string supervisor_exe;  // parent exe of the command itself
+  std::string process_root;    // the tree's root as we name it (readProcessInfo)
   // The session's cache that names processes in network and LSM events:
   // each exec drops the process's entry, which would show the old image, and
   // the table answers for processes that left /proc (ImageSource).

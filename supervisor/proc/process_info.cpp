@@ -18,6 +18,7 @@
 
 #include "common/proc_status.h"
 #include "common/read_file.h"
+#include "policy/path.h"
 #include "supervisor/audit/limits.h"
 
 namespace sv::supervisor {
@@ -123,7 +124,7 @@ int readParentPid(int pid) {
   return readStatNumbers(pid, &ppid, nullptr) ? ppid : -1;
 }
 
-ProcessInfo readProcessInfo(int pid, int tid) {
+ProcessInfo readProcessInfo(int pid, int tid, std::string_view process_root) {
   ProcessInfo info;
   info.pid = pid;
   info.tid = tid > 0 ? tid : pid;
@@ -170,6 +171,10 @@ ProcessInfo readProcessInfo(int pid, int tid) {
   if (info.ppid > 0) info.parent_exe = readLink("/proc/" + std::to_string(info.ppid) + "/exe");
   info.cwd = readLink(task + "/cwd");
   if (info.cwd.empty()) info.cwd = readLink(proc + "/cwd");
+  for (std::string* name : {&info.exe, &info.parent_exe, &info.cwd})
+    if (const std::string_view in_root = policy::pathInRoot(*name, process_root);
+        in_root.size() != name->size())
+      *name = std::string(in_root);
   return info;
 }
 
@@ -196,7 +201,7 @@ std::shared_ptr<const ProcessInfo> ProcessCache::lookup(int pid, int tid, uint64
     }
     erase(it->second);  // pid reused by a different process
   }
-  auto info = std::make_shared<ProcessInfo>(readProcessInfo(pid, tid));
+  auto info = std::make_shared<ProcessInfo>(readProcessInfo(pid, tid, process_root_));
   ++reads_;
   if (image_source_ && (info->exe.empty() || info->argv.empty()))
     image_source_(pid, info->start_time, *info);

@@ -14,6 +14,7 @@
 #include <list>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -23,7 +24,9 @@ namespace sv::supervisor {
 
 // Reads /proc/<pid> (and /proc/<pid>/task/<tid> for the per-thread fields).
 // tid <= 0 means tid = pid. Never throws, never fails: see the file comment.
-ProcessInfo readProcessInfo(int pid, int tid);
+// exe, parent_exe and cwd are named as seen from `process_root`, the
+// process's root directory as we name it (policy::pathInRoot).
+ProcessInfo readProcessInfo(int pid, int tid, std::string_view process_root = {});
 
 // Only the start time (one small read), for cache validation. 0 if gone.
 uint64_t readStartTime(int pid);
@@ -58,6 +61,10 @@ class ProcessCache {
   using ImageSource = std::function<void(int pid, uint64_t start_time, ProcessInfo& info)>;
   void setImageSource(ImageSource source) { image_source_ = std::move(source); }
 
+  // The processes' root directory as we name it (target_path.h
+  // processRoot()): their exe and cwd are then named as they see them.
+  void setProcessRoot(std::string root) { process_root_ = std::move(root); }
+
   size_t size() const { return map_.size(); }
   uint64_t reads() const { return reads_; }  // /proc full reads, for tests and stats
 
@@ -89,6 +96,7 @@ class ProcessCache {
   std::unordered_map<Key, List::iterator, KeyHash> map_;
   std::unordered_map<int, std::string> profiles_;
   ImageSource image_source_;
+  std::string process_root_;
   uint64_t reads_ = 0;
 };
 

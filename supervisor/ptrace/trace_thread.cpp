@@ -20,6 +20,7 @@
 #include <mutex>
 
 #include "common/read_file.h"
+#include "policy/path.h"
 #include "supervisor/audit/denial_line.h"
 #include "supervisor/proc/process_events.h"
 #include "tracer/bpf/exec_file_id.h"
@@ -66,7 +67,9 @@ bool touchesScratch(uint32_t nr, const uint64_t (&a)[6]) {
 
 TraceThread::TraceThread(NotifyHandler& handler, PtraceAnswer& answer, AuditLog& audit, pid_t root,
                          TraceOptions options)
-    : handler_(handler), answer_(answer), audit_(audit), root_(root), options_(options) {}
+    : handler_(handler), answer_(answer), audit_(audit), root_(root), options_(std::move(options)) {
+  processes_.setProcessRoot(options_.process_root);
+}
 
 Result<std::unique_ptr<TraceThread>> TraceThread::start(NotifyHandler& handler,
                                                         PtraceAnswer& answer, AuditLog& audit,
@@ -300,7 +303,9 @@ void TraceThread::onExec(pid_t tid) {
     if (!approved) {
       char path[4096];
       const ssize_t n = ::readlink(exe, path, sizeof path - 1);
-      const std::string binary = n > 0 ? std::string(path, size_t(n)) : std::string("?");
+      const std::string binary =
+          n > 0 ? std::string(policy::pathInRoot({path, size_t(n)}, options_.process_root))
+                : std::string("?");
       const bool kill = !options_.audit_mode;
       reportExecMismatch(tid, binary, kill);
       if (kill) {

@@ -43,6 +43,7 @@ namespace sv::supervisor {
 struct TraceOptions {
   bool audit_mode = false;  // an exec of another binary is reported, not killed
   bool quiet = false;       // no denial lines on stderr
+  std::string process_root;  // the tree's root as we name it (ProcessCache::setProcessRoot)
 };
 
 class TraceThread {

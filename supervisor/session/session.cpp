@@ -37,6 +37,7 @@
 #include "supervisor/net/profile_network.h"
 #include "supervisor/notify/notify_handler.h"
 #include "supervisor/notify/notify_thread.h"
+#include "supervisor/notify/target_path.h"
 #include "supervisor/proc/process_events.h"
 #include "supervisor/session/launcher.h"
 #include "supervisor/session/lsm_backend.h"
@@ -112,6 +113,7 @@ struct SessionState {
   std::optional<tracer::StagingDir> staging;
   std::optional<tracer::MountFloorPlan> mount_floor;
   std::string mount_floor_error;  // empty: not needed, or planned
+  std::string process_root;       // the command's root as we name it, read once it is set up
 
   // network
   bool needs_net = false;
@@ -636,11 +638,18 @@ StepResult emitSessionStart(SessionState& s) {
 // umask): an ignored SIGPIPE would survive its execve. From here on the
 // supervisor acts for the command and must not be mightier than it.
 StepResult awaitChildSetUp(SessionState& s) {
-  if (auto st = awaitSetUp(*s.launched); !st) {
-    say("cannot start " + s.options.command[0] + ": " + st.error().message());
+  auto cannotStart = [&s](const Error& error) {
+    say("cannot start " + s.options.command[0] + ": " + error.message());
     finishAudit(*s.audit, ExitStatus{kExitSupervisorError, 0, false});
     return kExitSupervisorError;
-  }
+  };
+  if (auto st = awaitSetUp(*s.launched); !st) return cannotStart(st.error());
+  // The floor's root, when we run chrooted, has our root's name in the
+  // command's namespace; every name we read of its objects starts with it.
+  auto root = processRoot(s.launched->pid);
+  if (!root) return cannotStart(root.error());
+  s.process_root = std::move(*root);
+  s.processes.setProcessRoot(s.process_root);
   s.ruleset.reset();
   s.staging.reset();  // the child has pivoted out of it
   ::signal(SIGPIPE, SIG_IGN);
@@ -659,6 +668,7 @@ NotifyOptions notifyOptionsFor(SessionState& s) {
   notify_options.root_pid = s.launched->pid;
   if (s.options.daemon) notify_options.root_profile = s.options.daemon->profile;
   if (s.cgroup) notify_options.session_cgroup = s.cgroup_name;
+  notify_options.process_root = s.process_root;
   notify_options.exec_recheck = s.proc->recheck();
   if (s.lsm) {  // the LSM switches profiles at exec, unseen here
     notify_options.profile_of = [&lsm = s.lsm](pid_t tgid) {
@@ -693,7 +703,8 @@ StepResult startTracer(SessionState& s) {
   s.handler.emplace(s.engine, *s.ptrace_answer, *s.audit, notifyOptionsFor(s));
   auto started = TraceThread::start(*s.handler, *s.ptrace_answer, *s.audit, s.launched->pid,
                                     TraceOptions{.audit_mode = s.auditOnly(),
-                                                 .quiet = s.options.quiet});
+                                                 .quiet = s.options.quiet,
+                                                 .process_root = s.process_root});
   if (!started) return failStarted(s, "ptrace: " + started.error().message());
   s.trace_thread = std::move(*started);
   return kNext;
@@ -749,6 +760,7 @@ StepResult hookEventSources(SessionState& s) {
                                                .quiet = s.options.quiet,
                                                .audit_execs = s.policy.audit.level !=
                                                               policy::AuditLevel::Deny,
+                                               .process_root = s.process_root,
                                                .session_processes = &s.processes});
     s.proc_events->watch(s.supervision, *tracker);
   }

@@ -6,6 +6,7 @@
 //    no trailing '/' (except "/" itself);
 //  - normalising the result again changes nothing, whatever the cwd;
 //  - isUnder(result, "/") holds, and isUnder(result, result) holds.
+//  - pathInRoot(result, any normal root) is normal.
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -48,5 +49,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   check(sv::policy::normalizePath("/elsewhere", out) == out);
   check(sv::policy::isUnder(out, "/"));
   check(sv::policy::isUnder(out, out));
+  // A normal path seen from any normal root stays normal.
+  check(isNormal(sv::policy::pathInRoot(out, sv::policy::normalizePath("/", cwd))));
   return 0;
 }

@@ -44,6 +44,16 @@ TEST(IsUnder, Table) {
   EXPECT_TRUE(isUnder("/", "/"));
 }
 
+TEST(PathInRoot, TakesTheRootsNameOffTheFront) {
+  EXPECT_EQ(pathInRoot("/mnt/chr/tmp/ws", "/mnt/chr"), "/tmp/ws");
+  EXPECT_EQ(pathInRoot("/mnt/chr", "/mnt/chr"), "/");
+  EXPECT_EQ(pathInRoot("/tmp/ws", "/"), "/tmp/ws");
+  EXPECT_EQ(pathInRoot("/tmp/ws", ""), "/tmp/ws");
+  // Outside the root (or a name that only starts the same): kept as given.
+  EXPECT_EQ(pathInRoot("/mnt/chroot/x", "/mnt/chr"), "/mnt/chroot/x");
+  EXPECT_EQ(pathInRoot("/etc/passwd", "/mnt/chr"), "/etc/passwd");
+}
+
 struct GlobCase {
   const char* pattern;
   bool prefix;
