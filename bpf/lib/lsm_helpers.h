@@ -342,6 +342,18 @@ sv_lsm_decide(struct sv_lsm_tables *t, struct sv_lsm_scratch *s, __u32 profile, 
 /* Reports a decision. Denials wake the consumer (adaptively); allows are
  * batched: no wake-up until 64 KiB wait, so a burst of opens costs the
  * supervisor one wake-up, not one each (it also drains on a timer). */
+/* The number of the system call the current task is in (what events name
+ * as `syscall`): orig_ax of its user registers, -1 there outside one (a
+ * kernel thread, an exec the kernel started). The session's seccomp filter
+ * refuses foreign ABIs, so this is a native number. */
+static __always_inline __u16 sv_lsm_syscall_nr(void)
+{
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+	long nr = regs->orig_ax;
+
+	return nr >= 0 && nr < SV_LSM_NO_SYSCALL ? nr : SV_LSM_NO_SYSCALL;
+}
+
 static __always_inline void sv_lsm_emit(struct sv_lsm_scratch *s, __u8 hook, __u8 op,
 					__u8 verdict, __u32 value, __u32 profile, __u8 flags,
 					long len)
@@ -362,6 +374,7 @@ static __always_inline void sv_lsm_emit(struct sv_lsm_scratch *s, __u8 hook, __u
 	s->ev.verdict = verdict;
 	s->ev.hook = hook;
 	s->ev.flags = flags;
+	s->ev.syscall_nr = sv_lsm_syscall_nr();
 	if (len < 0)
 		len = 0;
 	if (len > SV_SCRATCH_MAX)

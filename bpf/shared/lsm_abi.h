@@ -154,8 +154,9 @@ struct sv_lsm_event {
 	__u8 hook;
 	__u8 flags;
 	__u16 path_len;
-	__u16 pad;
+	__u16 syscall_nr; /* the task's syscall (orig_ax); SV_LSM_NO_SYSCALL: none */
 };
+#define SV_LSM_NO_SYSCALL 0xffff
 
 /* Key of sv_lsm_net_allow: the profile (big endian, so it is the leading
  * part of the prefix) and the destination in IPv4-mapped IPv6 form;

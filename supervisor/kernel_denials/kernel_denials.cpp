@@ -3,7 +3,6 @@
 
 #include <errno.h>
 #include <poll.h>
-#include <seccomp.h>
 
 #include <chrono>
 #include <cstdio>
@@ -14,6 +13,7 @@
 #include "common/read_file.h"
 #include "policy/model.h"
 #include "supervisor/audit/denial_line.h"
+#include "supervisor/audit/syscall_name.h"
 
 namespace sv::supervisor {
 namespace {
@@ -75,14 +75,6 @@ FsOperation fsOperation(const std::vector<std::string>& blockers) {
   for (const auto& [blocker, name] : kWrites)
     if (has(blockers, blocker)) return {"file", name, Operation::Write};
   return {"file", "write", Operation::Write};
-}
-
-std::string syscallName(uint32_t arch, int64_t nr) {
-  if (nr < 0) return "";
-  char* name = seccomp_syscall_resolve_num_arch(arch, static_cast<int>(nr));
-  std::string out = name ? name : "";
-  std::free(name);
-  return out;
 }
 
 }  // namespace

@@ -1,7 +1,6 @@
 // NetEventAuditor: see net_events.h.
 #include "supervisor/net/net_events.h"
 
-#include <linux/audit.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -14,6 +13,7 @@
 #include "policy/cidr.h"
 #include "policy/engine.h"
 #include "supervisor/audit/denial_line.h"
+#include "supervisor/audit/syscall_name.h"
 
 namespace sv::supervisor {
 namespace {
@@ -37,14 +37,6 @@ NetSyscall netSyscall(uint8_t op) {
     default: return {"connect", SYS_connect};
   }
 }
-
-#if defined(__x86_64__)
-constexpr uint32_t kNativeArch = AUDIT_ARCH_X86_64;
-#elif defined(__aarch64__)
-constexpr uint32_t kNativeArch = AUDIT_ARCH_AARCH64;
-#else
-constexpr uint32_t kNativeArch = 0;  // unknown: archName() gives ""
-#endif
 
 // A raw, packet or ICMP ping socket: judged at creation, by no policy entry.
 constexpr std::string_view kRawName = "default: raw, packet or ping socket";
@@ -76,7 +68,7 @@ void NetEventAuditor::onEvent(const tracer::NetEvent& e) {
   const NetSyscall sys = netSyscall(e.op);
   ev.syscall = sys.name;
   ev.syscall_nr = sys.nr;
-  ev.arch = kNativeArch;
+  ev.arch = kNativeAuditArch;
   ev.decision = deny ? (audit_mode_ ? "would-deny" : "deny") : "allow";
   ev.enforced_by = "cgroup-bpf";
   ev.err = deny && !audit_mode_ ? EPERM : 0;

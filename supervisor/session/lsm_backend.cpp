@@ -11,6 +11,7 @@
 #include "policy/cidr.h"
 #include "policy/compile_lsm.h"
 #include "supervisor/audit/denial_line.h"
+#include "supervisor/audit/syscall_name.h"
 #include "tracer/probe.h"
 
 namespace sv::supervisor {
@@ -196,6 +197,11 @@ void fillLsmAuditEvent(const tracer::LsmEvent& e, const std::string& rule_id, bo
   ev.err = enforced ? EACCES : 0;
   ev.rule_id = rule_id;
   ev.default_rule = policy::isDefaultRule(rule_id);
+  if (e.syscall_nr >= 0) {
+    ev.arch = kNativeAuditArch;
+    ev.syscall_nr = e.syscall_nr;
+    ev.syscall = syscallName(kNativeAuditArch, e.syscall_nr);
+  }
   if (unix_peer) {
     // The cgroup programs' event for the same decision, with the resolved path.
     ev.network.family = "unix";

@@ -169,6 +169,7 @@ struct LsmFilter::State {
     ev.verdict = raw.verdict;
     ev.hook = raw.hook;
     ev.flags = raw.flags;
+    ev.syscall_nr = raw.syscall_nr == SV_LSM_NO_SYSCALL ? -1 : raw.syscall_nr;
     size_t len = std::min<size_t>(raw.path_len, size - sizeof(raw));
     const char* payload = static_cast<const char*>(data) + sizeof(raw);
     if (raw.op == SV_LSM_OP_CONNECT && len >= sizeof(sv_lsm_net_dest)) {

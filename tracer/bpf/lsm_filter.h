@@ -38,6 +38,7 @@ struct LsmEvent {
   uint8_t verdict = 0;  // policy::kLsmAllow / kLsmDeny
   uint8_t hook = 0;     // kLsmHook*
   uint8_t flags = 0;    // kLsmEventFlag*
+  int syscall_nr = -1;  // the system call the task was in (native ABI); -1: none
   std::string path;     // file and exec events; unix_* hooks: the peer socket's bound path
   // socket_connect / socket_sendmsg events (op == LsmOp::Connect): the destination.
   policy::Ip6 addr{};  // IPv4-mapped IPv6 form

@@ -11,6 +11,7 @@
 #include <cerrno>
 
 #include "policy/load.h"
+#include "supervisor/audit/syscall_name.h"
 #include "tracer/seccomp/seccomp_filter.h"
 
 namespace sv::supervisor {
@@ -142,6 +143,27 @@ TEST(LsmAuditEvent, FileDenial) {
   EXPECT_EQ(ev.rule_id, "deny-write-env");
   EXPECT_FALSE(ev.default_rule);
   EXPECT_EQ(ev.file.path, "/ws/.env");
+}
+
+// The kernel's syscall number (orig_ax) names the call as user-notify's
+// events do; outside a syscall (-1) the event has none.
+TEST(LsmAuditEvent, NamesTheSyscallTheTaskWasIn) {
+  tracer::LsmEvent e;
+  e.op = policy::LsmOp::Write;
+  e.verdict = policy::kLsmDeny;
+  e.hook = tracer::kLsmHookFileOpen;
+  e.syscall_nr = SYS_openat;
+  AuditEvent ev;
+  fillLsmAuditEvent(e, "deny-write-env", false, ev);
+  EXPECT_EQ(ev.syscall, "openat");
+  EXPECT_EQ(ev.syscall_nr, SYS_openat);
+  EXPECT_EQ(ev.arch, kNativeAuditArch);
+
+  e.syscall_nr = -1;
+  AuditEvent none;
+  fillLsmAuditEvent(e, "deny-write-env", false, none);
+  EXPECT_EQ(none.syscall, "");
+  EXPECT_EQ(none.syscall_nr, -1);
 }
 
 TEST(LsmAuditEvent, AuditModeIsWouldDenyWithoutErrno) {

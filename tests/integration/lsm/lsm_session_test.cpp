@@ -218,6 +218,9 @@ class LsmSession : public ::testing::Test {
     ASSERT_NE(e, nullptr) << "no deny event by " << by << " for rule " << rule << " on "
                           << target << " (" << key << ")";
     EXPECT_EQ(e->value("errno", ""), "EACCES") << e->dump();
+    // Either backend names the call (bpf-lsm: the task's orig_ax).
+    EXPECT_FALSE(e->value(json::json_pointer("/syscall/name"), std::string()).empty())
+        << e->dump();
   }
 
   std::string root_, ws_, outside_;
@@ -291,6 +294,9 @@ TEST_F(LsmSession, ProtectedFilesByEveryRoute) {
   EXPECT_FALSE(fs::exists(ws_ + "/moved"));
   EXPECT_FALSE(fs::exists(ws_ + "/alias"));
   expectDenied(r, "creat sub/.env", ws_ + "/sub/.env", "deny-write-env");
+  if (const json* e = find(r, "deny", ws_ + "/sub/.env")) {
+    EXPECT_EQ(e->value(json::json_pointer("/syscall/name"), std::string()), "openat") << e->dump();
+  }
   EXPECT_FALSE(fs::exists(ws_ + "/sub/.env")) << "a denied create leaves no empty file";
   expectDenied(r, "creat .git/hooks/new", ws_ + "/.git/hooks/new", "deny-write-git-hooks");
   EXPECT_FALSE(fs::exists(ws_ + "/.git/hooks/new"));
