@@ -599,8 +599,7 @@ pid_t awaitPreparedRunner(pid_t daemon) {
 std::string noReadySessions() {
   const char* n = std::getenv("SUPERVISE_TEST_READY_SESSIONS");
   if (n && std::string(n) == "0") return "ready sessions are off in this variant";
-  const char* off = std::getenv("SUPERVISE_TEST_DISABLE");
-  if (off && std::string(off).find("landlock") != std::string::npos)
+  if (withoutLandlock())
     return "no ready session is prepared where the floor is a mount namespace (runner.h)";
   return "";
 }
