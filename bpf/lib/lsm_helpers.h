@@ -7,6 +7,7 @@
  */
 #pragma once
 
+#define SV_EPERM 1
 #define SV_EACCES 13
 #define SV_EINVAL 22
 #define SV_ENAMETOOLONG 36

@@ -420,7 +420,10 @@ static __always_inline __u8 sv_lsm_net_judge(struct sv_lsm_tables *t, __u32 prof
 	return SV_LSM_DENY;
 }
 
-/* One destination judged for connect or sendmsg: its verdict as a return value. */
+/* One destination judged for connect or sendmsg: its verdict as a return
+ * value. A refusal is EPERM, as the cgroup programs' are (they can return
+ * nothing else; docs/network.md): one errno per network denial, whichever
+ * backend judged it. */
 static __always_inline int sv_lsm_net_op(struct sockaddr *address, int addrlen, __u8 hook)
 {
 	struct sv_lsm_net_dest *dest;
@@ -445,7 +448,7 @@ static __always_inline int sv_lsm_net_op(struct sockaddr *address, int addrlen, 
 		struct sockaddr_in in4;
 
 		if (addrlen < (int)sizeof(in4) || bpf_probe_read_kernel(&in4, sizeof(in4), address))
-			return -SV_EACCES;
+			return -SV_EPERM;
 		dest->addr[10] = 0xff;
 		dest->addr[11] = 0xff;
 		__builtin_memcpy(&dest->addr[12], &in4.sin_addr.s_addr, 4);
@@ -455,7 +458,7 @@ static __always_inline int sv_lsm_net_op(struct sockaddr *address, int addrlen, 
 
 		/* 24 bytes is the RFC 2133 size without sin6_scope_id, still accepted. */
 		if (addrlen < 24 || bpf_probe_read_kernel(&in6, 24, address))
-			return -SV_EACCES;
+			return -SV_EPERM;
 		__builtin_memcpy(dest->addr, &in6.sin6_addr, 16);
 		dest->port = bpf_ntohs(in6.sin6_port);
 	}
@@ -474,7 +477,7 @@ static __always_inline int sv_lsm_net_op(struct sockaddr *address, int addrlen, 
 	sv_lsm_emit(s, hook, SV_LSM_OP_CONNECT, verdict, rule, profile, flags, sizeof(*dest));
 	if (verdict == SV_LSM_ALLOW || (flags & SV_LSM_EVENT_F_AUDIT))
 		return 0;
-	return -SV_EACCES;
+	return -SV_EPERM;
 }
 
 SEC("lsm/socket_connect")

@@ -194,7 +194,8 @@ void fillLsmAuditEvent(const tracer::LsmEvent& e, const std::string& rule_id, bo
   ev.operation = operationOf(e);
   ev.decision = !deny ? "allow" : enforced ? "deny" : "would-deny";
   ev.enforced_by = kEnforcedByBpfLsm;
-  ev.err = enforced ? EACCES : 0;
+  // Connects and sends are refused with EPERM, as by the cgroup programs.
+  ev.err = !enforced ? 0 : network ? EPERM : EACCES;
   ev.rule_id = rule_id;
   ev.default_rule = policy::isDefaultRule(rule_id);
   if (e.syscall_nr >= 0) {

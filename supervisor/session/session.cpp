@@ -857,6 +857,9 @@ int superviseUntilExit(SessionState& s) {
   if (const uint64_t lost = s.net ? s.net->droppedEvents() : 0)
     say("audit: " + std::to_string(lost) +
         " network decision record(s) lost (kernel ring buffer full)");
+  if (const uint64_t lost = s.lsm ? s.lsm->filter().droppedEvents() : 0)
+    say("audit: " + std::to_string(lost) +
+        " bpf-lsm decision record(s) lost (kernel ring buffer full)");
   if (const uint64_t lost = s.proc->tracker() ? s.proc->tracker()->droppedEvents() : 0)
     say("audit: " + std::to_string(lost) +
         " process event record(s) lost (kernel ring buffer full)");

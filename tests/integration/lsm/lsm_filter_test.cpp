@@ -419,7 +419,8 @@ TEST_F(BpfLsm, ProfileSwitchOnExecIsInherited) {
   EXPECT_TRUE(saw_profile);
 }
 
-// connect(2) in the kernel: errno EACCES is the policy's denial; anything
+// connect(2) in the kernel: errno EPERM is the policy's denial (as the
+// cgroup programs answer, docs/network.md); anything
 // else (ECONNREFUSED on loopback, ENETUNREACH: the guest has no network
 // device at all) means the LSM let the connect through. No packet can leave
 // the machine: on the host these tests skip, and the guest has no NIC.
@@ -520,7 +521,7 @@ TEST_F(BpfLsm, ConnectDifferentialAgainstEngine) {
       req.profile = profile;
       policy::Decision want = engine_->decide(req);
       std::string where = policy::ipToString(req.ip) + ":" + std::to_string(req.port);
-      EXPECT_EQ(shared_->err[i] != EACCES, want.verdict == policy::Verdict::Allow)
+      EXPECT_EQ(shared_->err[i] != EPERM, want.verdict == policy::Verdict::Allow)
           << where << " errno " << shared_->err[i] << " engine " << want.rule_id;
       EXPECT_EQ(events[i].addr, req.ip) << where;
       EXPECT_EQ(events[i].port, req.port) << where;

@@ -207,17 +207,20 @@ class LsmSession : public ::testing::Test {
     return missingPathHooks().empty() ? "bpf-lsm" : "seccomp";
   }
 
+  // Files and unix peers are refused with EACCES, connects and sends to an
+  // address with EPERM (as the cgroup programs refuse them).
   static void expectDenied(const SessionRun& r, const std::string& key, const std::string& target,
-                           const std::string& rule, const std::string& by = "bpf-lsm") {
+                           const std::string& rule, const std::string& by = "bpf-lsm",
+                           int err = EACCES) {
     auto it = r.rc.find(key);
     ASSERT_NE(it, r.rc.end()) << key << " did not run; stdout:\n" << r.out;
-    EXPECT_EQ(it->second, EACCES) << key;
+    EXPECT_EQ(it->second, err) << key;
     // Several routes hit one file: the event of this route's backend and rule.
     const json* e = find(r, "deny", target, by, rule);
     if (!e && by == "bpf-lsm") e = find(r, "deny", target, writeBackend(), rule);
     ASSERT_NE(e, nullptr) << "no deny event by " << by << " for rule " << rule << " on "
                           << target << " (" << key << ")";
-    EXPECT_EQ(e->value("errno", ""), "EACCES") << e->dump();
+    EXPECT_EQ(e->value("errno", ""), err == EPERM ? "EPERM" : "EACCES") << e->dump();
     // Either backend names the call (bpf-lsm: the task's orig_ax).
     EXPECT_FALSE(e->value(json::json_pointer("/syscall/name"), std::string()).empty())
         << e->dump();
@@ -538,8 +541,8 @@ TEST_F(LsmSession, ExecDaemonStartsACommandInAProfile) {
 
 // Loopback only: connects and UDP sends to 127.0.0.1 pass (ECONNREFUSED:
 // nobody listens), a documentation address (RFC 5737, unrouted; the guest
-// has no network device at all) is refused by the LSM with EACCES before
-// any routing happens.
+// has no route there) is refused by the LSM with EPERM, as the cgroup
+// programs refuse it, before any routing happens.
 TEST_F(LsmSession, LoopbackOnlyNetwork) {
   requireBpfLsm();
   if (HasFatalFailure() || IsSkipped()) return;
@@ -549,8 +552,10 @@ TEST_F(LsmSession, LoopbackOnlyNetwork) {
   EXPECT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(r.rc["connect 127.0.0.1"], ECONNREFUSED);
   EXPECT_EQ(r.rc["sendto 127.0.0.1"], 0);
-  expectDenied(r, "connect 198.51.100.1", "198.51.100.1:80", "default-deny-connect");
-  expectDenied(r, "sendto 198.51.100.1", "198.51.100.1:53", "default-deny-connect");
+  expectDenied(r, "connect 198.51.100.1", "198.51.100.1:80", "default-deny-connect", "bpf-lsm",
+               EPERM);
+  expectDenied(r, "sendto 198.51.100.1", "198.51.100.1:53", "default-deny-connect", "bpf-lsm",
+               EPERM);
   EXPECT_NE(r.err.find("supervise: denied connect to 198.51.100.1:80"), std::string::npos)
       << r.err;
 }
@@ -575,9 +580,10 @@ TEST_F(LsmSession, ProfileNetworkAppliesAfterTheSwitch) {
                              "tools/fetcher connect 198.51.100.1 81; echo \"R switched d $?\"\n";
   SessionRun r = supervise({"--backend", "bpf-lsm", "--policy", policy_file}, script);
   EXPECT_EQ(r.status, 0) << r.err;
-  expectDenied(r, "connect 198.51.100.1", "198.51.100.1:80", "default-deny-connect");
+  expectDenied(r, "connect 198.51.100.1", "198.51.100.1:80", "default-deny-connect", "bpf-lsm",
+               EPERM);
   EXPECT_EQ(r.rc["switched c"], ENETUNREACH) << r.err;
-  EXPECT_EQ(r.rc["switched d"], EACCES) << r.err;
+  EXPECT_EQ(r.rc["switched d"], EPERM) << r.err;
 }
 
 // Unix sockets bound by the test (outside the session): stream ones answer
