@@ -85,8 +85,16 @@ class Chrooted : public testing::TestWithParam<Variant> {
     for (const char* secret : {".env", ".env.local"}) writeFile(ws_ + "/" + secret, "SECRET\n");
   }
   void TearDown() override {
+    if (dir_.empty()) return;
+    // The rbind of / went with its namespace, so R is an empty directory
+    // here. Were it not (a leak), a recursive remove would walk the whole
+    // tree through it: then leave everything where it is.
+    if (::rmdir(new_root_.c_str()) != 0) {
+      ADD_FAILURE() << "not removing " << dir_ << ": " << new_root_ << " is not an empty directory";
+      return;
+    }
     std::error_code ec;
-    if (!dir_.empty()) fs::remove_all(dir_, ec);  // the rbind went with its namespace
+    fs::remove_all(dir_, ec);
   }
 
   static void writeFile(const std::string& path, const std::string& text) {
