@@ -53,4 +53,9 @@ std::string_view pathInRoot(std::string_view path, std::string_view process_root
   return path.empty() ? std::string_view("/") : path;
 }
 
+void takePathInRoot(std::string& path, std::string_view process_root) {
+  const std::string_view in_root = pathInRoot(path, process_root);
+  if (in_root.size() != path.size()) path = std::string(in_root);
+}
+
 }  // namespace sv::policy

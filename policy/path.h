@@ -31,5 +31,7 @@ bool isUnder(std::string_view path, std::string_view root);
 // floor) whose root we can't reach from ours is named from that namespace's
 // root, e.g. "/mnt/chr/tmp/ws" for "/tmp/ws" when we run chrooted at /mnt/chr.
 std::string_view pathInRoot(std::string_view path, std::string_view process_root);
+// The same, in place.
+void takePathInRoot(std::string& path, std::string_view process_root);
 
 }  // namespace sv::policy

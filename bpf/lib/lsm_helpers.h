@@ -340,9 +340,6 @@ sv_lsm_decide(struct sv_lsm_tables *t, struct sv_lsm_scratch *s, __u32 profile, 
 	return bpf_map_lookup_elem(t->outcomes, &oi);
 }
 
-/* Reports a decision. Denials wake the consumer (adaptively); allows are
- * batched: no wake-up until 64 KiB wait, so a burst of opens costs the
- * supervisor one wake-up, not one each (it also drains on a timer). */
 /* The number of the system call the current task is in (what events name
  * as `syscall`): orig_ax of its user registers, -1 there outside one (a
  * kernel thread, an exec the kernel started). The session's seccomp filter
@@ -355,6 +352,9 @@ static __always_inline __u16 sv_lsm_syscall_nr(void)
 	return nr >= 0 && nr < SV_LSM_NO_SYSCALL ? nr : SV_LSM_NO_SYSCALL;
 }
 
+/* Reports a decision. Denials wake the consumer (adaptively); allows are
+ * batched: no wake-up until 64 KiB wait, so a burst of opens costs the
+ * supervisor one wake-up, not one each (it also drains on a timer). */
 static __always_inline void sv_lsm_emit(struct sv_lsm_scratch *s, __u8 hook, __u8 op,
 					__u8 verdict, __u32 value, __u32 profile, __u8 flags,
 					long len)

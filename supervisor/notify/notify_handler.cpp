@@ -414,7 +414,8 @@ void NotifyHandler::handleOpen(Call& c, int dirfd, uint64_t path, int flags, uns
   if (c.tgid == 0) c.tgid = c.tid;
   const Operation op = write ? Operation::Write : Operation::Read;
   if (answer_.listener() && resolve_flags == 0 && !tmpfile && fastEligible(raw_) &&
-      lexicalTargetPath(c.tid, c.tgid, dirfd, raw_, options_.process_root, abs_) && !abs_.starts_with("/proc/")) {
+      lexicalTargetPath(c.tid, c.tgid, dirfd, raw_, options_.process_root, abs_) &&
+      !abs_.starts_with("/proc/")) {
     const policy::Decision decision = decide(c, op, abs_);
     if (decision.verdict == Verdict::Allow) {
       Reopen reopen;

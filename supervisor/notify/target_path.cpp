@@ -152,8 +152,7 @@ Result<std::string> fdPath(int fd, std::string_view process_root) {
   std::string out(buf, static_cast<size_t>(n));
   constexpr std::string_view kDeleted = " (deleted)";
   if (out.size() > kDeleted.size() && out.ends_with(kDeleted)) out.resize(out.size() - kDeleted.size());
-  const std::string_view in_root = policy::pathInRoot(out, process_root);
-  if (in_root.size() != out.size()) return std::string(in_root);
+  policy::takePathInRoot(out, process_root);
   return out;
 }
 

@@ -153,7 +153,8 @@ ProcessInfo ProcessEvents::describe(const ProcEvent& e) const {
   ProcessInfo info;
   // /proc has what the kernel event lacks (uids, cwd, the absolute exe)
   // only while the pid is still this process.
-  if (readStartTime(e.tgid) == e.start_time_ticks) info = readProcessInfo(e.tgid, e.tgid, options_.process_root);
+  if (readStartTime(e.tgid) == e.start_time_ticks)
+    info = readProcessInfo(e.tgid, e.tgid, options_.process_root);
   info.pid = e.tgid;
   info.tid = e.tgid;  // after exec the process is its one thread
   info.ppid = e.ppid;

@@ -172,9 +172,7 @@ ProcessInfo readProcessInfo(int pid, int tid, std::string_view process_root) {
   info.cwd = readLink(task + "/cwd");
   if (info.cwd.empty()) info.cwd = readLink(proc + "/cwd");
   for (std::string* name : {&info.exe, &info.parent_exe, &info.cwd})
-    if (const std::string_view in_root = policy::pathInRoot(*name, process_root);
-        in_root.size() != name->size())
-      *name = std::string(in_root);
+    policy::takePathInRoot(*name, process_root);
   return info;
 }
 

@@ -52,6 +52,9 @@ TEST(PathInRoot, TakesTheRootsNameOffTheFront) {
   // Outside the root (or a name that only starts the same): kept as given.
   EXPECT_EQ(pathInRoot("/mnt/chroot/x", "/mnt/chr"), "/mnt/chroot/x");
   EXPECT_EQ(pathInRoot("/etc/passwd", "/mnt/chr"), "/etc/passwd");
+  std::string cwd = "/mnt/chr/tmp/ws";
+  takePathInRoot(cwd, "/mnt/chr");
+  EXPECT_EQ(cwd, "/tmp/ws");
 }
 
 struct GlobCase {
