@@ -231,6 +231,8 @@ void writeCounters(JsonWriter& w, const AuditCounters& c) {
   w.unsignedNumber(c.would_deny);
   w.key("dropped");
   w.unsignedNumber(c.dropped);
+  w.key("unrecorded");
+  w.unsignedNumber(c.unrecorded);
   w.endObject();
 }
 

@@ -26,7 +26,7 @@ namespace sv::supervisor {
 // 1.1: event_id, host{name,boot_id}, agent, syscall.arch, rule.name, parent.
 // 1.2: truncated.
 // 1.6: session.environment.
-inline constexpr std::string_view kAuditSchemaVersion = "1.7";
+inline constexpr std::string_view kAuditSchemaVersion = "1.8";
 
 // Constant for the whole session; written into every event.
 struct SessionInfo {
@@ -57,6 +57,9 @@ struct AuditCounters {
   uint64_t denials = 0;     // decision == "deny"
   uint64_t would_deny = 0;  // decision == "would-deny" (audit mode)
   uint64_t dropped = 0;     // (event, sink) pairs lost to a full or broken sink
+  // Decisions the kernel made and enforced whose records never reached
+  // supervise (a BPF ring buffer was full): events that were never made.
+  uint64_t unrecorded = 0;
 };
 
 // One path the session keeps out of the tree's reach (session start

@@ -634,6 +634,11 @@ void AuditLog::finish(const ExitStatus& exit) {
   closeLocked();
 }
 
+void AuditLog::countUnrecorded(uint64_t n) {
+  std::lock_guard lock(mu_);
+  counters_.unrecorded += n;
+}
+
 AuditCounters AuditLog::counters() const {
   std::lock_guard lock(mu_);
   return counters_;

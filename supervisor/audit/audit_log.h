@@ -162,6 +162,9 @@ class AuditLog {
   void close();
   // Emits the session end event with the final counters, then close().
   void finish(const ExitStatus& exit);
+  // Decisions the kernel enforced but could not report (AuditCounters::
+  // unrecorded): carried by the end event, so the loss is in the trail.
+  void countUnrecorded(uint64_t n);
 
   AuditCounters counters() const;
   const SessionInfo& session() const { return session_; }

@@ -854,12 +854,17 @@ int superviseUntilExit(SessionState& s) {
   if (s.kernel_denials) s.kernel_denials->finish();
   // Decisions the kernel made (and enforced) but could not report, because
   // its ring buffer was full while the loop was behind: never silent.
-  if (const uint64_t lost = s.net ? s.net->droppedEvents() : 0)
+  // The end event counts them too (`unrecorded`).
+  if (const uint64_t lost = s.net ? s.net->droppedEvents() : 0) {
+    s.audit->countUnrecorded(lost);
     say("audit: " + std::to_string(lost) +
         " network decision record(s) lost (kernel ring buffer full)");
-  if (const uint64_t lost = s.lsm ? s.lsm->filter().droppedEvents() : 0)
+  }
+  if (const uint64_t lost = s.lsm ? s.lsm->filter().droppedEvents() : 0) {
+    s.audit->countUnrecorded(lost);
     say("audit: " + std::to_string(lost) +
         " bpf-lsm decision record(s) lost (kernel ring buffer full)");
+  }
   if (const uint64_t lost = s.proc->tracker() ? s.proc->tracker()->droppedEvents() : 0)
     say("audit: " + std::to_string(lost) +
         " process event record(s) lost (kernel ring buffer full)");

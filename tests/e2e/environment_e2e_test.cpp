@@ -115,7 +115,7 @@ TEST_F(Environment, DefaultPresetStripsCredentialsAndTheStartEventNamesThem) {
   const auto events = readAuditEvents(audit);
   const json* start = startEvent(events);
   ASSERT_NE(start, nullptr) << text;
-  EXPECT_EQ(start->value("schema_version", ""), "1.7");
+  EXPECT_EQ(start->value("schema_version", ""), "1.8");
   const json& env = (*start)["session"]["environment"];
   EXPECT_EQ(env.value("applied", false), true) << env.dump();
   EXPECT_FALSE(env.contains("would_remove"));

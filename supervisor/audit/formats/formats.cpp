@@ -99,6 +99,7 @@ void writeSessionDetails(JsonWriter& w, EventText& text, const AuditEvent& e) {
     counter("denials", e.session.counters.denials);
     counter("would_deny", e.session.counters.would_deny);
     counter("dropped", e.session.counters.dropped);
+    counter("unrecorded", e.session.counters.unrecorded);
     w.endObject();
   }
   if (e.operation == "dropped") {

@@ -59,7 +59,7 @@ TEST(AuditEventTest, EncodesEveryRequiredField) {
   std::string line = encodeEvent(e, testSession(), 7, timespec{1795948391, 123456789});
   EXPECT_EQ(line.find('\n'), std::string::npos);
   json j = json::parse(line);
-  EXPECT_EQ(j["schema_version"], "1.7");
+  EXPECT_EQ(j["schema_version"], "1.8");
   EXPECT_EQ(j["seq"], 7);
   EXPECT_EQ(j["event_id"], "0123456789abcdef0123456789abcdef-7");
   EXPECT_EQ(j["agent"], (json{{"name", "supervise"}, {"version", "0.1.0"}}));
@@ -96,7 +96,7 @@ TEST(AuditEventTest, EncodesEveryRequiredField) {
   EXPECT_FALSE(j.contains("network"));
   EXPECT_FALSE(j.contains("session"));
   // schema_version, seq and time lead every line, for humans and grep.
-  EXPECT_EQ(line.rfind("{\"schema_version\":\"1.7\",\"seq\":7,\"time\":", 0), 0u) << line;
+  EXPECT_EQ(line.rfind("{\"schema_version\":\"1.8\",\"seq\":7,\"time\":", 0), 0u) << line;
 }
 
 TEST(AuditEventTest, AllowHasNullErrnoAndOmitsEmptyObjects) {
@@ -238,13 +238,17 @@ TEST(AuditEventTest, SessionEvents) {
   EXPECT_EQ(start["session"]["agent_version"], "0.1.0");
   EXPECT_EQ(start["session"]["supervisor_pid"], getpid());
 
-  AuditCounters c{10, 2, 1, 3};
+  AuditCounters c{10, 2, 1, 3, 4};
   json end =
       json::parse(encodeEvent(sessionEndEvent(ExitStatus{3, 0, false}, c), s, 11, timespec{0, 0}));
   EXPECT_EQ(end["operation"], "end");
   EXPECT_EQ(end["session"]["exit"], (json{{"code", 3}}));
   EXPECT_EQ(end["session"]["counters"],
-            (json{{"decisions", 10}, {"denials", 2}, {"would_deny", 1}, {"dropped", 3}}));
+            (json{{"decisions", 10},
+                  {"denials", 2},
+                  {"would_deny", 1},
+                  {"dropped", 3},
+                  {"unrecorded", 4}}));
 
   json killed = json::parse(
       encodeEvent(sessionEndEvent(ExitStatus::fromWaitStatus(SIGKILL), c), s, 12, timespec{0, 0}));

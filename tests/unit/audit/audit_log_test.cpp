@@ -97,6 +97,24 @@ TEST(AuditLogTest, FileSinkErrorNamesThePath) {
   EXPECT_NE(st.error().message().find("/nonexistent-dir-sv/audit.jsonl"), std::string::npos);
 }
 
+// A kernel ring buffer's loss has no seq to name in a dropped record: the
+// end event counts it, so the trail itself says events are missing.
+TEST(AuditLogTest, TheEndEventCountsDecisionsTheKernelCouldNotReport) {
+  Pipe p;
+  AuditLog log(SessionInfo{"s", "h"});
+  ASSERT_TRUE(log.addFdSink(UniqueFd(dup(p.w.get()))).ok());
+  p.w.reset();
+  log.emit(decision("deny"));
+  log.countUnrecorded(5);
+  log.countUnrecorded(2);
+  log.finish(ExitStatus{0, 0, false});
+  auto lines = parseLines(readAll(p.r.get()));
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_EQ(lines.back()["session"]["counters"]["unrecorded"], 7);
+  EXPECT_EQ(lines.back()["session"]["counters"]["decisions"], 1);
+  EXPECT_EQ(log.counters().unrecorded, 7u);
+}
+
 TEST(AuditLogTest, SeqIsGapFreeAndCountersCount) {
   Pipe p;
   AuditLog log(SessionInfo{"s", "h"});
@@ -116,7 +134,11 @@ TEST(AuditLogTest, SeqIsGapFreeAndCountersCount) {
   EXPECT_EQ(end["operation"], "end");
   EXPECT_EQ(end["session"]["exit"]["code"], 0);
   EXPECT_EQ(end["session"]["counters"],
-            (json{{"decisions", 300}, {"denials", 100}, {"would_deny", 100}, {"dropped", 0}}));
+            (json{{"decisions", 300},
+                  {"denials", 100},
+                  {"would_deny", 100},
+                  {"dropped", 0},
+                  {"unrecorded", 0}}));
   AuditCounters c = log.counters();
   EXPECT_EQ(c.decisions, 300u);
   EXPECT_EQ(c.dropped, 0u);

@@ -72,6 +72,7 @@ Json encodeCounters(const AuditCounters& c) {
   o["denials"] = c.denials;
   o["would_deny"] = c.would_deny;
   o["dropped"] = c.dropped;
+  o["unrecorded"] = c.unrecorded;
   return o;
 }
 
