@@ -40,6 +40,33 @@ const KnownDifference* knownFor(const std::string& text,
   return nullptr;
 }
 
+// CompareOptions::Events::DenialRules.
+template <typename Note>
+void compareDenialRules(const std::vector<Request>& requests,
+                        const std::vector<Expectation>& expected, const std::vector<int>& outcomes,
+                        const AuditTrail& trail, Comparison& c, Note note) {
+  using Key = std::pair<std::string, std::string>;  // (subject, rule)
+  std::map<Key, size_t> want;                        // -> first request
+  for (size_t i = 0; i < expected.size() && i < outcomes.size(); ++i) {
+    if (!deniedBy(outcomes[i]) || expected[i].verdict != policy::Verdict::Deny) continue;
+    for (const auto& ev : expected[i].events)
+      if (ev.decision == "deny") want.emplace(Key{ev.subject, ev.rule}, i);
+  }
+  std::map<Key, std::string> got;  // -> the first event's what
+  for (const auto& ev : trail.decisions)
+    if (ev.decision == "deny") got.emplace(Key{ev.subject, ev.rule}, ev.what);
+  c.denial_rules = got.size();
+  for (const auto& [key, i] : want)
+    if (!got.count(key))
+      note(format(requests[i]), "request #" + std::to_string(i) + " '" + format(requests[i]) +
+                                    "': engine deny of " + key.first + " (rule " + key.second +
+                                    "), backend refused it with no denial event by that rule");
+  for (const auto& [key, what] : got)
+    if (!want.count(key))
+      note(what, "event '" + what + "': backend deny (rule " + key.second +
+                     "), a rule the engine gave no refused request on " + key.first);
+}
+
 }  // namespace
 
 Comparison compare(const std::vector<Request>& requests, const std::vector<Expectation>& expected,
@@ -87,7 +114,13 @@ Comparison compare(const std::vector<Request>& requests, const std::vector<Expec
 
   if (trail.dropped)
     note("", std::to_string(trail.dropped) + " audit events dropped by the session");
-  if (!options.with_events) return c;
+  if (trail.unrecorded)
+    note("", std::to_string(trail.unrecorded) +
+                 " decisions the kernel enforced but could not report (counters.unrecorded)");
+  if (options.events == CompareOptions::Events::DenialRules) {
+    compareDenialRules(requests, expected, outcomes, trail, c, note);
+    return c;
+  }
   // Events, as multisets per thing decided.
   std::map<std::string, Tally> want, got;
   std::map<std::string, size_t> first_request;

@@ -33,14 +33,20 @@ struct Comparison {
   size_t differences = 0;          // distinct, not known
   size_t known = 0;                // distinct, known
   size_t events_compared = 0, events_ignored = 0;
+  size_t denial_rules = 0;  // distinct (subject, rule) denials compared (Events::DenialRules)
   std::vector<std::string> lines;  // every distinct difference, known ones marked
 };
 
 struct CompareOptions {
   std::vector<KnownDifference> known;
-  // The oracle predicts the events of the user-notify handler and the cgroup
-  // programs (the host and ptrace backends); without them only verdicts.
-  bool with_events = true;
+  // Every: the oracle predicts the events of the user-notify handler and
+  // the cgroup programs (the host and ptrace backends), each one compared.
+  // DenialRules: the backend's events are shaped otherwise (bpf-lsm: one per
+  // hook), so its denials are compared as distinct (subject, rule) pairs:
+  // each the engine gave for a request the backend refused must be among
+  // them, and none may name a rule the engine did not give that subject.
+  enum class Events { Every, DenialRules };
+  Events events = Events::Every;
   // Outcomes that mean the kernel failed the call before any policy was
   // asked (the BPF LSM's hooks run after the lookup: a missing source is
   // ENOENT, an existing target EEXIST): neither allowed nor denied.

@@ -178,9 +178,9 @@ void runBackend(const std::string& backend, size_t count, BackendRun* out) {
   options.known = knownDifferences(backend, f);
   if (backend == "bpf-lsm") {
     // The LSM's events are shaped otherwise (one per hook, no path2), and
-    // its hooks run after the kernel's lookup: verdicts only, of the calls
-    // that reached a hook.
-    options.with_events = false;
+    // its hooks run after the kernel's lookup: the verdicts of the calls
+    // that reached a hook, and the rules of the denials.
+    options.events = CompareOptions::Events::DenialRules;
     options.undecided = {ENOENT, EEXIST};
   }
   out->comparison = compare(requests, expected, *outcomes, *trail, extra, options);
@@ -191,9 +191,14 @@ void runBackend(const std::string& backend, size_t count, BackendRun* out) {
   for (const auto& [by, n] : trail->enforced_by) enforcers += " " + by + "=" + std::to_string(n);
   std::printf(
       "differential %s: %zu requests, %zu allowed, %zu denied, %zu undecided, %zu differences "
-      "(%zu known); %zu events compared, %zu ignored; enforced_by:%s\n",
+      "(%zu known); %s; enforced_by:%s\n",
       backend.c_str(), c.requests, c.allowed, c.denied, c.undecided, c.differences, c.known,
-      c.events_compared, c.events_ignored, enforcers.c_str());
+      options.events == CompareOptions::Events::DenialRules
+          ? (std::to_string(c.denial_rules) + " distinct (subject, rule) denials compared").c_str()
+          : (std::to_string(c.events_compared) + " events compared, " +
+             std::to_string(c.events_ignored) + " ignored")
+                .c_str(),
+      enforcers.c_str());
   for (const auto& r : requests) out->requests.push_back(withRootAsVariable(format(r), f.root()));
   out->outcomes = std::move(*outcomes);
 }

@@ -88,7 +88,7 @@ EventKey Oracle::decide(Operation op, const std::string& what, const std::string
   const policy::Decision d = engineDecision(op, path);
   into->verdict = d.verdict;
   into->rule = std::string(d.rule_id);
-  EventKey ev{what, std::string(verdictName(d.verdict)), std::string(d.rule_id)};
+  EventKey ev{what, std::string(verdictName(d.verdict)), std::string(d.rule_id), path};
   into->events.push_back(ev);
   return ev;
 }
@@ -161,10 +161,12 @@ Expectation Oracle::expect(const Request& q) const {
       e.verdict = d.verdict;
       e.rule = std::string(d.rule_id);
       const bool udp = q.kind == Kind::Udp4 || q.kind == Kind::Udp4Send;
+      const std::string destination =
+          policy::ipToString(r.ip) + " " + std::to_string(q.port);
       e.events.push_back(
           {std::string(q.kind == Kind::Udp4Send ? "network sendmsg " : "network connect ") +
-               (udp ? "udp " : "tcp ") + policy::ipToString(r.ip) + " " + std::to_string(q.port),
-           std::string(verdictName(d.verdict)), e.rule});
+               (udp ? "udp " : "tcp ") + destination,
+           std::string(verdictName(d.verdict)), e.rule, destination});
       return e;
     }
     case Kind::Unix: {
@@ -181,7 +183,7 @@ Expectation Oracle::expect(const Request& q) const {
       e.rule = d.rule_id == policy::kDefaultDenyWrite ? std::string(policy::kDefaultDenyUnixSocket)
                                                       : std::string(d.rule_id);
       e.events.push_back(
-          {"network connect unix " + q.path, std::string(verdictName(d.verdict)), e.rule});
+          {"network connect unix " + q.path, std::string(verdictName(d.verdict)), e.rule, p});
       return e;
     }
   }

@@ -26,6 +26,9 @@ struct EventKey {
   std::string what;
   std::string decision;  // "allow" / "deny"
   std::string rule;      // rule id
+  // The path or destination the rule was judged on: the decided one of a
+  // rename's two names, a socket's resolved path, "tcp 127.0.0.1 20042".
+  std::string subject;
   bool operator<(const EventKey& o) const {
     return std::tie(what, decision, rule) < std::tie(o.what, o.decision, o.rule);
   }

@@ -16,6 +16,15 @@ std::string str(const json& obj, const char* key) {
   return it != obj.end() && it->is_string() ? it->get<std::string>() : std::string();
 }
 
+// The path or destination an event's rule was judged on (EventKey::subject).
+std::string subject(const json& e, const std::string& category) {
+  if (category == "file") return str(e.value("file", json::object()), "path");
+  if (category == "exec") return str(e.value("exec", json::object()), "path");
+  const json& n = e.value("network", json::object());
+  if (str(n, "family") == "unix") return str(n, "unix_path");
+  return str(n, "ip") + " " + std::to_string(n.value("port", 0));
+}
+
 // What an event is about, in the oracle's words (expected.cpp).
 std::string what(const json& e, const std::string& category) {
   if (category == "file") {
@@ -60,11 +69,16 @@ Result<AuditTrail> readAuditTrail(const std::string& path) {
     if (e.is_discarded()) return Error{0, path + ": not JSON: " + line.substr(0, 200)};
     if (auto d = e.find("dropped"); d != e.end() && d->is_object())
       trail.dropped += d->value("count", size_t{0});
+    if (str(e, "operation") == "end")
+      trail.unrecorded += e.value("session", json::object())
+                              .value("counters", json::object())
+                              .value("unrecorded", size_t{0});
     const std::string category = str(e, "category");
     if (category != "file" && category != "exec" && category != "network") continue;
     trail.enforced_by[str(e, "enforced_by")]++;
     trail.decisions.push_back(
-        {what(e, category), str(e, "decision"), str(e.value("rule", json::object()), "id")});
+        {what(e, category), str(e, "decision"), str(e.value("rule", json::object()), "id"),
+         subject(e, category)});
   }
   return trail;
 }

@@ -18,9 +18,11 @@ Result<std::vector<int>> readOutcomes(const std::string& path);
 struct AuditTrail {
   std::vector<EventKey> decisions;            // file, exec and network decisions
   std::map<std::string, size_t> enforced_by;  // of those decisions: "seccomp" -> n
-  size_t dropped = 0;                         // events the session reported lost
+  size_t dropped = 0;     // events the session reported lost (`dropped` records)
+  size_t unrecorded = 0;  // decisions the kernel could not report (end counters)
 };
 
 Result<AuditTrail> readAuditTrail(const std::string& path);
+
 
 }  // namespace sv::differential
