@@ -853,21 +853,18 @@ int superviseUntilExit(SessionState& s) {
   // The tree is gone: the kernel's last denial records are read (kernel_denials.h).
   if (s.kernel_denials) s.kernel_denials->finish();
   // Decisions the kernel made (and enforced) but could not report, because
-  // its ring buffer was full while the loop was behind: never silent.
-  // The end event counts them too (`unrecorded`).
-  if (const uint64_t lost = s.net ? s.net->droppedEvents() : 0) {
-    s.audit->countUnrecorded(lost);
-    say("audit: " + std::to_string(lost) +
-        " network decision record(s) lost (kernel ring buffer full)");
-  }
-  if (const uint64_t lost = s.lsm ? s.lsm->filter().droppedEvents() : 0) {
-    s.audit->countUnrecorded(lost);
-    say("audit: " + std::to_string(lost) +
-        " bpf-lsm decision record(s) lost (kernel ring buffer full)");
-  }
-  if (const uint64_t lost = s.proc->tracker() ? s.proc->tracker()->droppedEvents() : 0)
-    say("audit: " + std::to_string(lost) +
-        " process event record(s) lost (kernel ring buffer full)");
+  // its ring buffer was full while the loop was behind: never silent. The
+  // end event counts them too (`unrecorded`); process events are no decisions.
+  const uint64_t net_lost = s.net ? s.net->droppedEvents() : 0;
+  const uint64_t lsm_lost = s.lsm ? s.lsm->filter().droppedEvents() : 0;
+  const uint64_t proc_lost = s.proc->tracker() ? s.proc->tracker()->droppedEvents() : 0;
+  s.audit->countUnrecorded(net_lost + lsm_lost);
+  for (const auto& [lost, what] : {std::pair{net_lost, "network decision"},
+                                   std::pair{lsm_lost, "bpf-lsm decision"},
+                                   std::pair{proc_lost, "process event"}})
+    if (lost)
+      say("audit: " + std::to_string(lost) + " " + what +
+          " record(s) lost (kernel ring buffer full)");
   finishAudit(*s.audit, status);
   return code;
 }
