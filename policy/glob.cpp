@@ -227,6 +227,19 @@ bool Glob::matches(std::string_view path) const {
   return pi == n;
 }
 
+bool Glob::couldMatchBelow(std::string_view dir) const {
+  if (dir.empty() || dir.front() != '/') return false;
+  std::string_view body = dir.substr(1);
+  size_t pi = 0;
+  for (size_t pos = body.empty() ? std::string_view::npos : 0; pos != std::string_view::npos;
+       pos = nextComponent(body, pos), ++pi) {
+    if (pi == components_.size()) return false;
+    if (components_[pi] == "**") return true;  // swallows the rest, and more below
+    if (!matchComponent(components_[pi], componentAt(body, pos))) return false;
+  }
+  return pi < components_.size();  // a component is left for an entry below `dir`
+}
+
 std::string escapeGlob(std::string_view path) {
   std::string out;
   out.reserve(path.size());

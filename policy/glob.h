@@ -37,6 +37,10 @@ class Glob {
   // match every path below them.
   bool matches(std::string_view path) const;
 
+  // True when some path strictly below `dir` (absolute, normal) could match:
+  // a walk for matches need not enter a directory for which this is false.
+  bool couldMatchBelow(std::string_view dir) const;
+
   const std::string& pattern() const { return pattern_; }
   // The literal leading directory of the pattern ("/home/u/ws" for
   // "/home/u/ws/**/.env"): where a kernel-side ruleset must look.

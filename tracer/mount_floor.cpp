@@ -13,31 +13,14 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
-#include <deque>
-#include <filesystem>
 #include <set>
-#include <system_error>
 
 #include "tracer/capabilities.h"
 #include "tracer/probe.h"
+#include "tracer/protected_names.h"
 
 namespace sv::tracer {
 namespace {
-
-namespace fs = std::filesystem;
-
-// `path` is `dir` or lies below it (components, not characters).
-bool isAtOrBelow(const std::string& path, const std::string& dir) {
-  if (dir == "/") return true;
-  return path == dir || (path.starts_with(dir) && path[dir.size()] == '/');
-}
-
-int mountSetattr(const char* path, unsigned flags, uint64_t set, uint64_t clr) {
-  mount_attr attr{};
-  attr.attr_set = set;
-  attr.attr_clr = clr;
-  return static_cast<int>(::syscall(SYS_mount_setattr, AT_FDCWD, path, flags, &attr, sizeof attr));
-}
 
 // The rights of a Landlock rule as mount attributes.
 uint64_t attributesOf(const policy::LandlockRule& rule) {
@@ -63,92 +46,6 @@ void addMountPoint(MountFloorPlan& out, std::set<std::string>& made, const std::
                          "", out.staging + path});
 }
 
-// Where the walk for protected names starts: the working directory first
-// (the command's own .env before the rest of a shared /tmp), then each
-// writable root not already covered by an earlier start.
-std::vector<std::string> walkStarts(const std::vector<std::string>& writable_dirs,
-                                    const std::string& cwd) {
-  std::vector<std::string> starts;
-  for (const auto& dir : writable_dirs)
-    if (isAtOrBelow(cwd, dir)) {
-      starts.push_back(cwd);
-      break;
-    }
-  for (const auto& dir : writable_dirs) {
-    bool covered = false;
-    for (const auto& s : starts) covered = covered || isAtOrBelow(dir, s);
-    if (!covered) starts.push_back(dir);
-  }
-  return starts;
-}
-
-// Existing paths below `starts` that a deny-write rule names, each bound
-// read-only; a matching directory covers what lies below it. Breadth-first
-// (a shallow name before a deep one), bounded by `budget` entries walked in
-// all. A directory that vanishes or cannot be read under the walk (another
-// program's temporary tree) costs that directory only.
-void findProtectedNames(const std::vector<std::string>& starts,
-                        const std::vector<policy::PathRule>& protect, size_t budget,
-                        MountFloorPlan& out) {
-  const std::set<std::string> other_starts(starts.begin(), starts.end());
-  for (const auto& start : starts) {
-    std::vector<const policy::PathRule*> here;
-    for (const auto& rule : protect) {
-      const std::string& prefix = rule.glob.literalPrefix();
-      if (isAtOrBelow(prefix, start) || isAtOrBelow(start, prefix)) here.push_back(&rule);
-    }
-    // Literal rules first: found without a walk, whatever the budget.
-    for (const auto* rule : here) {
-      struct stat st;
-      const std::string& path = rule->glob.literalPrefix();
-      if (rule->glob.isLiteral() && isAtOrBelow(path, start) && ::lstat(path.c_str(), &st) == 0 &&
-          (S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)))
-        out.read_only_names.push_back(path);
-    }
-    auto protectedName = [&](const std::string& path) {
-      for (const auto* rule : here)
-        if (rule->glob.matches(path)) return true;
-      return false;
-    };
-    // A match lies at or below its rule's literal prefix; a directory above
-    // one is only the way there. So /tmp as a root is walked down to the
-    // workspace's **/.env, not through every other program's temporary tree.
-    enum class Place { Outside, Above, Below };
-    auto placeOf = [&](const std::string& path) {
-      Place place = Place::Outside;
-      for (const auto* rule : here) {
-        const std::string& prefix = rule->glob.literalPrefix();
-        if (isAtOrBelow(path, prefix)) return Place::Below;
-        if (isAtOrBelow(prefix, path)) place = Place::Above;
-      }
-      return place;
-    };
-    std::deque<std::string> dirs;
-    if (!here.empty()) dirs.push_back(start);
-    for (; !dirs.empty(); dirs.pop_front()) {
-      std::error_code ec;
-      for (fs::directory_iterator it(dirs.front(), fs::directory_options::skip_permission_denied, ec);
-           !ec && it != fs::directory_iterator(); it.increment(ec)) {
-        if (budget == 0) {
-          out.names_truncated = true;
-          return;
-        }
-        --budget;
-        std::string path = it->path().string();
-        const Place place = placeOf(path);
-        if (place == Place::Outside) continue;
-        std::error_code gone;
-        const auto type = it->symlink_status(gone).type();
-        if (gone || (type != fs::file_type::regular && type != fs::file_type::directory)) continue;
-        if (place == Place::Below && protectedName(path))
-          out.read_only_names.push_back(std::move(path));
-        else if (type == fs::file_type::directory && !other_starts.contains(path))
-          dirs.push_back(std::move(path));
-      }
-    }
-  }
-}
-
 }  // namespace
 
 bool mountFloorAvailable(std::string* why) {
@@ -160,7 +57,7 @@ bool mountFloorAvailable(std::string* why) {
   if (!hasEffectiveCapability(CAP_SYS_ADMIN))
     return no("unavailable (a private mount namespace needs CAP_SYS_ADMIN: run supervise as root)");
   errno = 0;
-  if (mountSetattr("", 0, 0, 0) != 0 && errno == ENOSYS)
+  if (setMountAttributes("", 0, 0, 0) != 0 && errno == ENOSYS)
     return no("unavailable (no mount_setattr: kernel < 5.12)");
   return true;
 }
@@ -198,10 +95,9 @@ Result<MountFloorPlan> planMountFloor(const policy::LandlockPlan& plan,
     bound.push_back(rule);
     if (rule.write && S_ISDIR(st.st_mode)) writable_dirs.push_back(rule.path);
   }
-  findProtectedNames(walkStarts(writable_dirs, cwd), protect, walk_budget, out);
-  std::sort(out.read_only_names.begin(), out.read_only_names.end());
-  out.read_only_names.erase(std::unique(out.read_only_names.begin(), out.read_only_names.end()),
-                            out.read_only_names.end());
+  ProtectedNames names = findProtectedNames(writable_dirs, cwd, protect, walk_budget);
+  out.read_only_names = std::move(names.paths);
+  out.names_truncated = names.truncated;
   for (const auto& name : out.read_only_names)
     out.steps.push_back({MountFloorStep::Kind::Bind, name, staging + name,
                          MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, 0});
@@ -236,12 +132,12 @@ int applyMountFloor(const MountFloorPlan& plan, const char** failed) {
         if (::mount(step.source.c_str(), target, nullptr, MS_BIND | MS_REC, nullptr) != 0)
           return fail("bind a root");
         // Recursively: a mount below the root gets the root's rights.
-        if (mountSetattr(target, AT_RECURSIVE, step.attr_set, step.attr_clr) != 0)
+        if (setMountAttributes(target, AT_RECURSIVE, step.attr_set, step.attr_clr) != 0)
           return fail("set a root's mount attributes");
         break;
     }
   }
-  if (mountSetattr(root, 0, MOUNT_ATTR_RDONLY, 0) != 0) return fail("make the root read-only");
+  if (setMountAttributes(root, 0, MOUNT_ATTR_RDONLY, 0) != 0) return fail("make the root read-only");
   // pivot_root(".", "."): the old root stacks under the new one, then goes.
   if (::chdir(root) != 0) return fail("enter the new root");
   if (::syscall(SYS_pivot_root, ".", ".") != 0) return fail("pivot_root");

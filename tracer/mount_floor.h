@@ -22,6 +22,7 @@
 #include "common/result.h"
 #include "policy/compile.h"
 #include "policy/model.h"
+#include "tracer/protected_names.h"
 
 namespace sv::tracer {
 
@@ -53,7 +54,6 @@ bool mountFloorAvailable(std::string* why = nullptr);
 // read-only, found by a walk bounded to kMaxWalkEntries). `staging`: an
 // empty directory, `cwd`: the command's working directory, which must lie
 // below some rule.
-inline constexpr size_t kMaxWalkEntries = 50000;
 Result<MountFloorPlan> planMountFloor(const policy::LandlockPlan& plan,
                                       const std::vector<policy::PathRule>& protect,
                                       const std::string& staging, const std::string& cwd,

@@ -109,6 +109,7 @@ struct NotifyHandler::Call {
   const char* category = "file";
   AuditEvent& event;  // the handler's, reset per call (keeps its strings' capacity)
   bool answered = false;
+  bool flags_in_memory = false;  // openat2: a CONTINUE would let the kernel read them again
 };
 
 NotifyHandler::NotifyHandler(const policy::Engine& engine, SyscallAnswer& answer,
@@ -196,6 +197,34 @@ bool NotifyHandler::resolveTarget(Call& c, int dirfd, uint64_t path, bool follow
   return true;
 }
 
+bool NotifyHandler::readPathUnchecked(Call& c, uint64_t addr, std::string* out) {
+  char buf[kPathMax];
+  auto len = tracer::readTargetString(c.tid, addr, buf, sizeof buf);
+  if (!len) {
+    // Answered only once the notification is known to be live.
+    if (answer_.pending(c.req.id)) finish(c, -len.error().code);
+    c.answered = true;
+    return false;
+  }
+  out->assign(buf, *len);
+  return true;
+}
+
+void NotifyHandler::continueRechecked(Call& c, Operation op, std::string_view path,
+                                      const policy::Decision& decision, int found) {
+  // Looked up before the answer: once it runs, the process may exec.
+  std::shared_ptr<const ProcessInfo> process;
+  if (options_.audit_allows) process = processes_.lookup(c.tgid, c.tid);
+  c.answered = true;
+  tracer::NotifyListener& listener = *answer_.listener();
+  const Status taken = found < 0 ? listener.respondErrno(c.req.id, -found)
+                                 : listener.respondContinue(c.req.id);
+  // Not taken: the target is gone, and what was read may have been another
+  // process's (its pid reused); nothing is recorded.
+  if (!taken || !options_.audit_allows) return;
+  emitDecision(c, op, path, decision, false, process.get());
+}
+
 bool NotifyHandler::readPath(Call& c, uint64_t addr, std::string* out) {
   char buf[kPathMax];
   auto len = tracer::readTargetString(c.tid, addr, buf, sizeof buf);
@@ -266,7 +295,7 @@ bool NotifyHandler::resolve(Call& c, int dirfd, uint64_t addr, const ResolveOpti
         const int obj = openFollowingSymlinks(abs, options.follow_final);
         if (obj >= 0) {
           out->object.reset(obj);
-          if (auto real = fdPath(obj)) {
+          if (auto real = fdPath(obj, options_.process_root)) {
             out->real_path = std::move(*real);
             return true;
           }
@@ -351,17 +380,8 @@ bool NotifyHandler::record(Call& c, Operation op, std::string_view real_path,
 
   uint64_t seq = 0;
   if (deny || options_.audit_allows || op == Operation::Exec) {
-    AuditEvent& ev = c.event;
-    fillDecision(ev, c.req.data, c.category, c.operation, c.syscall, decision, enforce, EACCES,
-                 answer_.enforcedBy());
-    if (ev.category == std::string_view("exec"))
-      ev.exec.path.assign(real_path);
-    else
-      ev.file.path.assign(real_path);
     auto process = processes_.lookup(c.tgid, c.tid);
-    ev.process = process.get();
-    seq = audit_.emit(ev);
-    ev.process = nullptr;
+    seq = emitDecision(c, op, real_path, decision, enforce, process.get());
   }
   if (deny) reportDenial(op, real_path, decision, enforce, seq);
   if (enforce) {
@@ -369,6 +389,22 @@ bool NotifyHandler::record(Call& c, Operation op, std::string_view real_path,
     return false;
   }
   return true;
+}
+
+uint64_t NotifyHandler::emitDecision(Call& c, Operation, std::string_view real_path,
+                                     const policy::Decision& decision, bool enforce,
+                                     const ProcessInfo* process) {
+  AuditEvent& ev = c.event;
+  fillDecision(ev, c.req.data, c.category, c.operation, c.syscall, decision, enforce, EACCES,
+               answer_.enforcedBy());
+  if (ev.category == std::string_view("exec"))
+    ev.exec.path.assign(real_path);
+  else
+    ev.file.path.assign(real_path);
+  ev.process = process;
+  const uint64_t seq = audit_.emit(ev);
+  ev.process = nullptr;
+  return seq;
 }
 
 void NotifyHandler::reportDenial(Operation op, std::string_view path, const policy::Decision& d,
@@ -388,6 +424,17 @@ void NotifyHandler::finish(Call& c, long rc) {
     answer_.value(c.req.id, rc);
 }
 
+
+bool NotifyHandler::kernelRechecks(const Call& c, int flags) const {
+  if (!kernel_rechecks_writes_.load(std::memory_order_acquire) || c.flags_in_memory) return false;
+  // Creates stay emulated: no bind guards a name that does not exist yet.
+  if ((flags & O_CREAT) || (flags & O_TMPFILE) == O_TMPFILE) return false;
+  const int access = flags & O_ACCMODE;
+  if (access == O_WRONLY) return true;
+  // O_RDWR reads too, and so does O_RDONLY|O_TRUNC.
+  const bool read_write = kernel_rechecks_read_write_.load(std::memory_order_relaxed);
+  return access != O_RDONLY ? read_write : (flags & O_TRUNC) && read_write;
+}
 
 void NotifyHandler::handleOpen(Call& c, int dirfd, uint64_t path, int flags, unsigned mode,
                                uint64_t resolve_flags) {
@@ -410,14 +457,27 @@ void NotifyHandler::handleOpen(Call& c, int dirfd, uint64_t path, int flags, uns
   // Fast path: an allowed open of a symlink-free path is done in one openat2
   // (see lexicalTargetPath); anything else takes the walk below. It works in
   // the handler's two scratch strings, so it allocates nothing.
-  if (!readPath(c, path, &raw_)) return;
+  // Where the kernel re-checks, the path is read without ID_VALID: a
+  // CONTINUE the kernel takes proves the target lived throughout
+  // (continueRechecked). Every other way on reads it again, checked.
+  const bool rechecked =
+      answer_.listener() && resolve_flags == 0 && kernelRechecks(c, flags);
+  if (!(rechecked ? readPathUnchecked(c, path, &raw_) : readPath(c, path, &raw_))) return;
   if (c.tgid == 0) c.tgid = c.tid;
   const Operation op = write ? Operation::Write : Operation::Read;
   if (answer_.listener() && resolve_flags == 0 && !tmpfile && fastEligible(raw_) &&
       lexicalTargetPath(c.tid, c.tgid, dirfd, raw_, options_.process_root, abs_) &&
       !abs_.starts_with("/proc/")) {
     const policy::Decision decision = decide(c, op, abs_);
-    if (decision.verdict == Verdict::Allow) {
+    if (decision.verdict == Verdict::Allow && rechecked) {
+      // The kernel opens it itself (docs/enforcement.md, "Write opens the
+      // kernel re-checks"). With no symlink on the way the name decided on
+      // is the file's own; a name with no '/' has only its last component
+      // to check, the rest being the cwd's physical path.
+      const bool one_name = raw_.find('/') == std::string::npos;
+      const int found = existsWithoutSymlinks(abs_, one_name);
+      if (found != -ELOOP) return continueRechecked(c, op, abs_, decision, found);
+    } else if (decision.verdict == Verdict::Allow) {
       Reopen reopen;
       reopen.path = abs_;
       reopen.flags = static_cast<unsigned>(flags) & kOpenFlags;
@@ -602,6 +662,7 @@ void NotifyHandler::handleOpenat2(Call& c, const DecodedCall& d) {
   if (how.resolve & (RESOLVE_IN_ROOT | RESOLVE_NO_XDEV)) return finish(c, -EOPNOTSUPP);
   if (how.resolve & RESOLVE_CACHED) return finish(c, -EAGAIN);
   if (how.flags > 0xffffffffULL) return finish(c, -EINVAL);
+  c.flags_in_memory = true;
   handleOpen(c, d.dirfd, d.path, static_cast<int>(how.flags), static_cast<unsigned>(how.mode),
              how.resolve);
 }

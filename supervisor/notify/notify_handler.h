@@ -16,6 +16,7 @@
 #include <linux/seccomp.h>
 #include <sys/types.h>
 
+#include <atomic>
 #include <functional>
 #include <memory>
 #include <string>
@@ -77,11 +78,24 @@ class NotifyHandler {
 
   uint64_t handled() const { return handled_; }
 
+  // From any thread, once the protected names that exist are bound
+  // read-only in the command's mount namespace and Landlock holds the roots
+  // (supervisor/session/write_recheck.h): an allowed open for write of an
+  // existing file, by open/openat, runs in the kernel (CONTINUE) from then
+  // on. `read_write`: O_RDWR too (only where no rule denies reading: a path
+  // swapped after the decision must not open a denyRead file for reading).
+  void enableKernelRechecks(bool read_write) {
+    kernel_rechecks_read_write_.store(read_write, std::memory_order_relaxed);
+    kernel_rechecks_writes_.store(true, std::memory_order_release);
+  }
+
  private:
   struct Call;  // one notification being handled
 
   void dispatch(Call& call);
   void handleOpen(Call& call, int dirfd, uint64_t path, int flags, unsigned mode, uint64_t resolve);
+  // An allowed open with these flags may run in the kernel (kernel_rechecks_writes).
+  bool kernelRechecks(const Call& call, int flags) const;
   void handleOpenat2(Call& call, const DecodedCall& decoded);
   void handleCreate(Call& call, int dirfd, uint64_t path, unsigned mode, dev_t dev, int kind);
   void handleRemove(Call& call, int dirfd, uint64_t path, int flags);
@@ -138,6 +152,17 @@ class NotifyHandler {
   bool resolveTarget(Call& call, int dirfd, uint64_t path, bool follow, ResolvedPath* out);
   // Reads a path argument; on failure answers the syscall and returns false.
   bool readPath(Call& call, uint64_t addr, std::string* out);
+  // The same without ID_VALID: for continueRechecked only, whose answer
+  // proves the target was alive when it was read.
+  bool readPathUnchecked(Call& call, uint64_t addr, std::string* out);
+  // An allowed open the kernel re-checks: CONTINUE (or the errno `found`
+  // says: the name does not exist), then the allow event if the answer was
+  // taken.
+  void continueRechecked(Call& call, policy::Operation op, std::string_view path,
+                         const policy::Decision& decision, int found);
+  // One decision event; its sequence number.
+  uint64_t emitDecision(Call& call, policy::Operation op, std::string_view real_path,
+                        const policy::Decision& decision, bool enforce, const ProcessInfo* process);
   // Asks the engine (no side effects).
   policy::Decision decide(Call& call, policy::Operation op, std::string_view real_path);
   // Records a decision (audit event, denial line); on an enforced deny
@@ -197,6 +222,8 @@ class NotifyHandler {
   // the new image must start with exactly; empty: argv was not decided on.
   std::string exec_args_;
   uint64_t handled_ = 0;
+  std::atomic<bool> kernel_rechecks_writes_{false};
+  std::atomic<bool> kernel_rechecks_read_write_{false};
 };
 
 }  // namespace sv::supervisor

@@ -10,6 +10,7 @@
 #include <linux/openat2.h>
 #include <sys/syscall.h>
 
+#include <atomic>
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
@@ -79,9 +80,18 @@ std::string dirName(std::string_view path) {
 
 }  // namespace
 
+namespace {
+std::atomic<int> target_root{-1};  // set before the first notification is read
+}  // namespace
+
 int rootFd() {
-  static const int fd = ::open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
-  return fd;
+  if (const int set = target_root.load(std::memory_order_acquire); set >= 0) return set;
+  static const int own = ::open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+  return own;
+}
+
+void setTargetRoot(UniqueFd root) {
+  if (const int old = target_root.exchange(root.release()); old >= 0) ::close(old);
 }
 
 namespace {
@@ -106,6 +116,24 @@ int openFromRoot(std::string_view abs_path, uint64_t flags, uint64_t mode, uint6
 
 int openNoSymlinks(std::string_view abs_path, uint64_t flags, uint64_t mode) {
   return openFromRoot(abs_path, flags, mode, RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
+}
+
+int existsWithoutSymlinks(std::string_view abs_path, bool only_final_may_be_one) {
+  if (!only_final_may_be_one) {
+    const int fd = openNoSymlinks(abs_path, O_PATH);
+    if (fd < 0) return fd;
+    ::close(fd);
+    return 0;
+  }
+  while (!abs_path.empty() && abs_path.front() == '/') abs_path.remove_prefix(1);
+  char rel[2 * PATH_MAX + 1];
+  if (abs_path.empty()) return -ELOOP;  // the root: the walk has it
+  if (abs_path.size() >= sizeof rel) return -ENAMETOOLONG;
+  abs_path.copy(rel, abs_path.size());
+  rel[abs_path.size()] = '\0';
+  struct stat st;
+  if (::fstatat(rootFd(), rel, &st, AT_SYMLINK_NOFOLLOW) != 0) return -errno;
+  return S_ISLNK(st.st_mode) ? -ELOOP : 0;
 }
 
 int openFollowingSymlinks(std::string_view abs_path, bool follow_final) {
@@ -165,6 +193,14 @@ Result<std::string> processRoot(pid_t pid) {
   if (static_cast<size_t>(n) >= sizeof buf || buf[0] != '/')
     return Error{ENAMETOOLONG, std::string(link) + ": no usable name"};
   return std::string(buf, static_cast<size_t>(n));
+}
+
+Result<UniqueFd> openProcessRoot(pid_t pid) {
+  char link[64];
+  std::snprintf(link, sizeof link, "/proc/%d/root", pid);
+  UniqueFd fd(::open(link, O_PATH | O_DIRECTORY | O_CLOEXEC));
+  if (!fd) return errnoError(link);
+  return fd;
 }
 
 bool inSessionCgroup(pid_t pid, std::string_view session_cgroup) {

@@ -79,12 +79,27 @@ Status lexicalTargetPath(pid_t tid, pid_t tgid, int dirfd, std::string_view path
 
 // The root directory every target resolves absolute paths against. The tree
 // can't chroot, pivot_root or unshare a mount namespace (no capabilities, no
-// user namespaces), so it is the supervisor's own root, opened once.
+// user namespaces), so it is the supervisor's own root, opened once, unless
+// the session gave the command a mount namespace of its own with protected
+// names bound read-only (write_recheck.h): then it is the command's root
+// (setTargetRoot), so that what the handler opens lies on the command's
+// mounts, past no bind.
 int rootFd();
+void setTargetRoot(UniqueFd root);
+
+// An O_PATH fd of `pid`'s root directory, in its mount namespace.
+Result<UniqueFd> openProcessRoot(pid_t pid);
 
 // openat2 from rootFd() with RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS.
 // Returns the fd, or -errno (ELOOP: a symlink was on the way).
 int openNoSymlinks(std::string_view abs_path, uint64_t flags, uint64_t mode = 0);
+
+// Whether `abs_path` names something from rootFd() with no symlink on the
+// way: 0, or -errno (-ELOOP: a symlink). `only_final_may_be_one`: the
+// directory part is known to be physical (a readlink of the target's cwd or
+// dirfd), so one fstatat of the last component answers, not an open and a
+// close.
+int existsWithoutSymlinks(std::string_view abs_path, bool only_final_may_be_one);
 
 // For object_only resolutions: an O_PATH fd of what `abs_path` names from
 // rootFd(), the kernel following plain symlinks (the last one only with

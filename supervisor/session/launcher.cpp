@@ -57,6 +57,10 @@ struct ChildArgs {
   if (spec.pids_cgroup_tasks_fd >= 0 && ::write(spec.pids_cgroup_tasks_fd, "0", 1) != 1)
     childFail("join the pids cgroup", errno, 125);
   if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) childFail("PR_SET_NO_NEW_PRIVS", errno, 125);
+  if (spec.own_mount_namespace) {
+    const char* failed = "mount namespace";
+    if (int rc = tracer::applyReadOnlyNames({}, &failed); rc < 0) childFail(failed, -rc, 125);
+  }
   if (spec.mount_floor) {
     const char* failed = "mount floor";
     if (int rc = tracer::applyMountFloor(*spec.mount_floor, &failed); rc < 0)

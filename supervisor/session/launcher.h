@@ -44,6 +44,9 @@ struct LaunchSpec {
   unsigned landlock_flags = 0;    // landlock_restrict_self() flags (the audit log flag)
   // The roots as a private mount namespace (mount_floor.h); null: none.
   const tracer::MountFloorPlan* mount_floor = nullptr;
+  // A mount namespace of the command's own, slaved to the host's, where the
+  // protected names get bound later (write_recheck.h).
+  bool own_mount_namespace = false;
   const std::vector<sock_filter>* seccomp_filter = nullptr;  // null: no seccomp (unsafe fallback)
   // Installed with SECCOMP_FILTER_FLAG_LOG on top of seccomp_filter, so the
   // kernel records each refusal (kernel_denials.h); null: none.

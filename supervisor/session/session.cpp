@@ -44,6 +44,7 @@
 #include "supervisor/ptrace/trace_thread.h"
 #include "tracer/ptrace/trace_filter.h"
 #include "supervisor/session/watchdog.h"
+#include "supervisor/session/write_recheck.h"
 #include "tracer/bpf/net_filter.h"
 #include "tracer/capabilities.h"
 #include "common/kernel_abi.h"
@@ -114,6 +115,11 @@ struct SessionState {
   std::optional<tracer::MountFloorPlan> mount_floor;
   std::string mount_floor_error;  // empty: not needed, or planned
   std::string process_root;       // the command's root as we name it, read once it is set up
+  // The command's own mount namespace, where the protected names get bound
+  // read-only so that the kernel re-checks the write opens the handler lets
+  // through (write_recheck.h); the binding runs once the command does.
+  std::optional<WriteRecheckPlan> write_recheck_plan;
+  std::string write_recheck_off;  // why not, when not
 
   // network
   bool needs_net = false;
@@ -138,6 +144,7 @@ struct SessionState {
   std::optional<NotifyHandler> handler;
   std::unique_ptr<NotifyThread> notify_thread;  // declared after handler: stops first
   std::unique_ptr<TraceThread> trace_thread;    // the same, under ptrace
+  std::unique_ptr<WriteRecheck> write_recheck;  // after handler: stops first
   std::optional<ProcessEvents> proc_events;
   std::optional<NetEventAuditor> net_events;
 
@@ -433,6 +440,23 @@ StepResult startKernelDenials(SessionState& s) {
   return kNext;
 }
 
+// Planned at the launch, not when a ready session is prepared: the walk must
+// see the names that exist when the command starts.
+void planWriteRecheckFor(SessionState& s) {
+  std::error_code ec;
+  auto planned = planWriteRecheck({.policy = s.policy,
+                                   .landlock = s.compiled.landlock,
+                                   .landlock_ruleset = bool(s.ruleset),
+                                   .notify_decides_files = !s.ptrace && !s.lsm && s.filter,
+                                   .cwd = std::filesystem::current_path(ec).string()});
+  if (planned)
+    s.write_recheck_plan.emplace(std::move(*planned));
+  else
+    s.write_recheck_off = planned.error().message();
+  if (std::getenv("SUPERVISE_TIME_SETUP") && !planned)
+    say("set-up write opens emulated: " + s.write_recheck_off);
+}
+
 // Signals we forward arrive on a signalfd; the command starts with our old
 // mask. The child sets itself up (launcher.h) while the network, audit and
 // watchdog are set up here; it execs only on letCommandGo().
@@ -460,6 +484,8 @@ StepResult launchCommand(SessionState& s) {
   spec.pids_cgroup_tasks_fd = s.pids_v1 ? s.pids_v1->tasksFd() : -1;
   spec.landlock_ruleset_fd = s.ruleset ? s.ruleset.get() : -1;
   spec.mount_floor = s.mount_floor ? &*s.mount_floor : nullptr;
+  planWriteRecheckFor(s);
+  spec.own_mount_namespace = s.write_recheck_plan.has_value();
   spec.seccomp_filter = s.filter ? &*s.filter : nullptr;
   if (s.kernel_denials) {
     if (s.host.landlock_abi >= tracer::abi::kLandlockAbiWithAudit)
@@ -650,6 +676,13 @@ StepResult awaitChildSetUp(SessionState& s) {
   if (!root) return cannotStart(root.error());
   s.process_root = std::move(*root);
   s.processes.setProcessRoot(s.process_root);
+  // The handler's opens then walk the command's mounts, where the protected
+  // names are bound: an fd it hands over never leads past a bind.
+  if (s.write_recheck_plan) {
+    auto ns_root = openProcessRoot(s.launched->pid);
+    if (!ns_root) return cannotStart(ns_root.error());
+    setTargetRoot(std::move(*ns_root));
+  }
   s.ruleset.reset();
   s.staging.reset();  // the child has pivoted out of it
   ::signal(SIGPIPE, SIG_IGN);
@@ -821,7 +854,26 @@ StepResult enterStartProfile(SessionState& s) {
   return kNext;
 }
 
+// A command done within this never pays for the walk (write_recheck.h).
+constexpr std::chrono::milliseconds kWriteRecheckDelay{100};
+
 StepResult letCommandGo(SessionState& s) {
+  // Tests (the e2e and escape suites) bind before the command starts, so
+  // that every case of theirs meets the kernel's re-check.
+  const char* test_mode = std::getenv("SUPERVISE_TEST_WRITE_RECHECK");
+  const bool before_start = test_mode && std::string_view(test_mode) == "before-start";
+  if (s.write_recheck_plan && s.handler && s.launched->pidfd) {
+    NotifyHandler* handler = &*s.handler;
+    const bool read_write = s.write_recheck_plan->read_write;
+    if (before_start) {
+      if (bindProtectedNames(*s.write_recheck_plan, s.launched->pidfd.get()))
+        handler->enableKernelRechecks(read_write);
+    } else if (UniqueFd pidfd(::fcntl(s.launched->pidfd.get(), F_DUPFD_CLOEXEC, 0)); pidfd) {
+      s.write_recheck = std::make_unique<WriteRecheck>(
+          std::move(*s.write_recheck_plan), std::move(pidfd), kWriteRecheckDelay,
+          [handler, read_write] { handler->enableKernelRechecks(read_write); });
+    }
+  }
   if (auto st = startCommand(*s.launched); !st)
     return failStarted(s, "cannot start " + s.options.command[0] + ": " + st.error().message());
   return kNext;

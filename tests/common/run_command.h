@@ -56,7 +56,8 @@ struct CommandOptions {
 // replacing whatever it names.
 inline std::vector<std::string> superviseEnvironment(const std::vector<std::string>& overrides = {}) {
   static constexpr const char* kVariantKnobs[] = {"SUPERVISE_BACKEND=", "SUPERVISE_TEST_DISABLE=",
-                                                  "SUPERVISE_TEST_READY_SESSIONS="};
+                                                  "SUPERVISE_TEST_READY_SESSIONS=",
+                                                  "SUPERVISE_TEST_WRITE_RECHECK="};
   auto name = [](const std::string& e) { return e.substr(0, e.find('=') + 1); };
   std::vector<std::string> env;
   for (char** e = environ; *e; ++e) {

@@ -321,6 +321,24 @@ std::string dumpEvents(const std::vector<json>& events) {
 
 class E2eTest : public testing::Test {
  protected:
+  // A shell line that waits (up to 10 s) until `path` is a read-only mount
+  // in the command's namespace, which the session makes once the command
+  // runs (write_recheck.h), then prints that mount's line.
+  // The variants where write opens are never re-checked by the kernel: the
+  // ptrace backend, the mount floor (no Landlock).
+  static std::string noWriteRecheck() {
+    const char* backend = std::getenv("SUPERVISE_BACKEND");
+    const char* disabled = std::getenv("SUPERVISE_TEST_DISABLE");
+    if (backend && std::string(backend) == "ptrace") return "the ptrace backend emulates every open";
+    if (disabled && std::string(disabled).find("landlock") != std::string::npos)
+      return "without Landlock no write open is left to the kernel";
+    return {};
+  }
+  static std::string untilBound(const std::string& path) {
+    const std::string line = "grep -F ' " + path + " ro,' /proc/self/mountinfo";
+    return "for i in $(seq 200); do " + line + " >/dev/null && break; sleep 0.05; done; " + line;
+  }
+
   void SetUp() override {
     std::string missing = probeMissing();
     if (!missing.empty()) GTEST_SKIP() << missing;
@@ -839,6 +857,129 @@ TEST_F(Race, SymlinkSwapNeverWritesEnv) {
                                                << r.describe();
   EXPECT_GT(count(r.out, "opened"), 0) << r.describe();
   EXPECT_GT(count(r.out, "failed"), 0) << r.describe();
+}
+
+// The open race on a file that exists, opened without O_CREAT: where the
+// session binds the protected names read-only (docs/enforcement.md, "Write
+// opens the kernel re-checks") the supervisor lets the kernel perform an
+// allowed one, and a swap after the decision reaches .env only through its
+// read-only mount.
+TEST_F(Race, ExistingPathFlipNeverWritesEnv) {
+  if (const std::string why = noWriteRecheck(); !why.empty()) GTEST_SKIP() << why;
+  writeFile(ws(".env"), "SECRET=hunter2\n", 0600);
+  const auto before = FileState::of(ws(".env"));
+  RunOptions options;
+  options.timeout_ms = 60000;
+  const std::string prog = installProg("race_open");
+  auto r = supervise({"--quiet"},
+                     {"bash", "-c",
+                      untilBound(ws(".env")) + "; exec " + prog + " " + kOpenIterations +
+                          " existing"},
+                     options);
+  std::cout << "[ race_open existing ] " << r.out;
+  ASSERT_FALSE(r.timed_out) << r.describe();
+  EXPECT_EQ(r.status, 0) << r.describe();
+  EXPECT_TRUE(contains(r.out, ws(".env") + " ro,")) << "the kernel did not re-check\n"
+                                                     << r.describe();
+  EXPECT_EQ(FileState::of(ws(".env")), before) << ".env changed: the race was won\n"
+                                               << r.describe();
+  EXPECT_GT(count(r.out, "opened"), 0) << r.describe();
+  EXPECT_GT(count(r.out, "failed"), 0) << r.describe();
+  EXPECT_EQ(count(r.out, "other_errno"), 0) << "denials must be EACCES or EROFS\n" << r.describe();
+}
+
+// ---------------------------------------------------------------------------
+// 4b. Write opens the kernel re-checks.
+
+class WriteRecheck : public E2eTest {
+ protected:
+  void SetUp() override {
+    if (const std::string why = noWriteRecheck(); !why.empty()) GTEST_SKIP() << why;
+    E2eTest::SetUp();
+  }
+  // Writes an existing file and tries .env, both without O_CREAT, after
+  // printing the command's mounts below the workspace.
+  RunResult writeBoth(std::vector<std::string> sv_args = {}) {
+    const std::string script =
+        untilBound(ws(".env")) + " >/dev/null\n"
+        "grep -F ' " + ws_ + "/' /proc/self/mountinfo\n"
+        "python3 -c '\n"
+        "import errno, os\n"
+        "fd = os.open(\"src.txt\", os.O_WRONLY | os.O_APPEND)\n"
+        "os.write(fd, b\"x\")\n"
+        "try:\n"
+        "    os.open(\".env\", os.O_WRONLY)\n"
+        "    print(\"env opened\")\n"
+        "except OSError as e:\n"
+        "    print(\"env\", errno.errorcode[e.errno])\n"
+        "'";
+    RunOptions options;
+    options.env = {"SUPERVISE_TEST_WRITE_RECHECK="};  // made while the command runs
+    return supervise(sv_args, {"bash", "-c", script}, options);
+  }
+};
+
+// The protected names that exist are read-only mounts in the command's own
+// namespace and nowhere else; what is decided and recorded is what it was
+// when every write open was emulated.
+TEST_F(WriteRecheck, ProtectedNamesAreReadOnlyMountsOfTheCommandAlone) {
+  makeRepo();
+  if (HasFatalFailure()) return;
+  auto r = writeBoth();
+  EXPECT_EQ(r.status, 0) << r.describe();
+  for (const char* name : {".env", ".env.local", ".git/config", ".git/hooks"})
+    EXPECT_TRUE(contains(r.out, " " + ws(name) + " ro,")) << name << "\n" << r.describe();
+  EXPECT_FALSE(contains(r.out, ws("src.txt"))) << r.describe();
+  EXPECT_FALSE(contains(readFile("/proc/self/mountinfo"), ws_)) << "a bind reached the host";
+  EXPECT_EQ(readFile(ws("src.txt")), "committed\nx");
+  EXPECT_TRUE(contains(r.out, "env EACCES")) << r.describe();
+  EXPECT_EQ(readFile(ws(".env")), "SECRET=hunter2\n");
+  EXPECT_TRUE(contains(r.err, "supervise: denied write to .env (rule deny-write-env: "))
+      << r.describe();
+  const auto events = audit();
+  EXPECT_TRUE(hasDecision(events, "deny", "deny-write-env", "file")) << dumpEvents(events);
+  bool allowed = false;
+  for (const auto& e : events)
+    allowed = allowed || (str(e, "decision") == "allow" && e.contains("file") &&
+                          e["file"].value("path", "") == ws("src.txt") &&
+                          str(e, "operation") == "write");
+  EXPECT_TRUE(allowed) << "no allow event for the write open of src.txt\n" << readFile(audit_);
+}
+
+// A protected name made by another process while the session runs has no
+// bind; the supervisor still decides the tree's write open of it.
+TEST_F(WriteRecheck, AProtectedNameMadeOutsideTheTreeIsStillDecided) {
+  writeFile(ws("src.txt"), "committed\n");
+  const std::string go = root_ + "/go";
+  auto child = startSupervised(
+      {"bash", "-c",
+       "while [ ! -e " + go + " ]; do sleep 0.01; done\n"
+       "python3 -c '\n"
+       "import errno, os\n"
+       "try:\n"
+       "    os.open(\".env\", os.O_WRONLY)\n"
+       "    print(\"env opened\")\n"
+       "except OSError as e:\n"
+       "    print(\"env\", errno.errorcode[e.errno])\n"
+       "'"});
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  writeFile(ws(".env"), "SECRET=made later\n", 0600);
+  writeFile(go, "");
+  auto r = child->wait(20000);
+  EXPECT_EQ(r.status, 0) << r.describe();
+  EXPECT_TRUE(contains(r.out, "env EACCES")) << r.describe();
+  EXPECT_EQ(readFile(ws(".env")), "SECRET=made later\n");
+}
+
+// Where the session cannot bind (here: told not to), nothing is mounted and
+// the write opens are emulated as before, with the same outcome.
+TEST_F(WriteRecheck, WithoutItNothingIsMountedAndTheOutcomeIsTheSame) {
+  makeRepo();
+  if (HasFatalFailure()) return;
+  auto r = supervise({}, {"bash", "-c", "grep -cF ' " + ws_ + "/' /proc/self/mountinfo; true"},
+                     RunOptions{.env = {"SUPERVISE_TEST_DISABLE=write-recheck"}});
+  EXPECT_EQ(r.status, 0) << r.describe();
+  EXPECT_TRUE(r.out.starts_with("0\n")) << r.describe();
 }
 
 // ---------------------------------------------------------------------------

@@ -1,6 +1,6 @@
 /* race_open: a TOCTOU attack on a path-checking supervisor.
  *
- *   race_open ITERATIONS
+ *   race_open ITERATIONS [existing]
  *
  * One thread flips a shared path buffer between "ok.txt" and ".env" as fast as
  * it can; the main thread calls openat(AT_FDCWD, buf, O_WRONLY|O_CREAT|O_APPEND)
@@ -9,6 +9,12 @@
  * it (SECCOMP_USER_NOTIF_FLAG_CONTINUE) loses this race sooner or later and
  * .env gains a line. Prints "opened=N failed=M" so the test can see that both
  * sides of the race were actually exercised.
+ *
+ * `existing`: ok.txt is made first and the opens are O_WRONLY|O_APPEND,
+ * without O_CREAT, which a supervisor whose kernel re-checks protected names
+ * lets the kernel perform (docs/enforcement.md, "Write opens the kernel
+ * re-checks"). A swap the kernel then catches fails with EROFS, counted
+ * apart as "rechecked=N".
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -47,15 +53,27 @@ static void* flipper(void* arg) {
 
 int main(int argc, char** argv) {
   long iterations = argc > 1 ? strtol(argv[1], NULL, 10) : 100000;
+  const int existing = argc > 2 && strcmp(argv[2], "existing") == 0;
+  int flags = O_WRONLY | O_APPEND | O_CLOEXEC;
+  if (existing) {
+    int fd = open("ok.txt", O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0) {
+      perror("ok.txt");
+      return 2;
+    }
+    close(fd);
+  } else {
+    flags |= O_CREAT;
+  }
   setPath(wordOf("ok.txt"));
   pthread_t t;
   if (pthread_create(&t, NULL, flipper, NULL) != 0) {
     perror("pthread_create");
     return 2;
   }
-  long opened = 0, failed = 0, other_errno = 0;
+  long opened = 0, failed = 0, rechecked = 0, other_errno = 0;
   for (long i = 0; i < iterations; i++) {
-    int fd = openat(AT_FDCWD, path_buf, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    int fd = openat(AT_FDCWD, path_buf, flags, 0644);
     if (fd >= 0) {
       ssize_t unused = write(fd, "PWNED\n", 6);
       (void)unused;
@@ -63,11 +81,15 @@ int main(int argc, char** argv) {
       opened++;
     } else {
       failed++;
-      if (errno != EACCES && errno != EPERM) other_errno++;
+      if (existing && errno == EROFS)
+        rechecked++;
+      else if (errno != EACCES && errno != EPERM)
+        other_errno++;
     }
   }
   atomic_store(&stop_flag, 1);
   pthread_join(t, NULL);
-  printf("opened=%ld failed=%ld other_errno=%ld\n", opened, failed, other_errno);
+  printf("opened=%ld failed=%ld rechecked=%ld other_errno=%ld\n", opened, failed, rechecked,
+         other_errno);
   return 0;
 }

@@ -161,6 +161,28 @@ TEST(Glob, LiteralPrefix) {
   EXPECT_EQ(g.literalPrefix(), "/");
 }
 
+// The walk for protected names (tracer/protected_names.h) enters only the
+// directories this says yes to: `.env.*` at the workspace's top is found
+// without walking the workspace.
+TEST(Glob, CouldMatchBelow) {
+  Glob g;
+  ASSERT_TRUE(Glob::compile("/ws/.env.*", &g, nullptr, nullptr, /*prefix=*/true));
+  EXPECT_TRUE(g.couldMatchBelow("/"));
+  EXPECT_TRUE(g.couldMatchBelow("/ws"));
+  EXPECT_FALSE(g.couldMatchBelow("/ws/src"));
+  EXPECT_TRUE(g.couldMatchBelow("/ws/.env.d"));  // a match: everything below it matches
+  EXPECT_FALSE(g.couldMatchBelow("/tmp"));
+  ASSERT_TRUE(Glob::compile("/ws/.env.*", &g, nullptr));  // not a prefix glob
+  EXPECT_FALSE(g.couldMatchBelow("/ws/.env.d"));
+  ASSERT_TRUE(Glob::compile("/ws/**/.env", &g, nullptr));
+  EXPECT_TRUE(g.couldMatchBelow("/ws/a/b/c"));
+  EXPECT_FALSE(g.couldMatchBelow("/other/a"));
+  ASSERT_TRUE(Glob::compile("/ws/.git/hooks", &g, nullptr, nullptr, true));
+  EXPECT_TRUE(g.couldMatchBelow("/ws/.git"));
+  EXPECT_FALSE(g.couldMatchBelow("/ws/.github"));
+  EXPECT_FALSE(g.couldMatchBelow("relative"));
+}
+
 // Patterns that blow up naive backtracking matchers finish at once here.
 TEST(Glob, NoBacktrackingBlowUp) {
   std::string pattern = "/";
