@@ -448,7 +448,8 @@ void planWriteRecheckFor(SessionState& s) {
                                    .landlock = s.compiled.landlock,
                                    .landlock_ruleset = bool(s.ruleset),
                                    .notify_decides_files = !s.ptrace && !s.lsm && s.filter,
-                                   .cwd = std::filesystem::current_path(ec).string()});
+                                   .cwd = std::filesystem::current_path(ec).string(),
+                                   .session_cgroup = s.cgroup ? s.cgroup_name : ""});
   if (planned)
     s.write_recheck_plan.emplace(std::move(*planned));
   else
@@ -682,6 +683,7 @@ StepResult awaitChildSetUp(SessionState& s) {
     auto ns_root = openProcessRoot(s.launched->pid);
     if (!ns_root) return cannotStart(ns_root.error());
     setTargetRoot(std::move(*ns_root));
+    s.write_recheck_plan->process_root = s.process_root;
   }
   s.ruleset.reset();
   s.staging.reset();  // the child has pivoted out of it

@@ -12,10 +12,14 @@
 #include <sys/wait.h>
 
 #include <cstdio>
+#include <cstring>
+#include <optional>
 #include <cstdlib>
 #include <memory>
 #include <utility>
 
+#include "policy/path.h"
+#include "supervisor/notify/target_path.h"
 #include "supervisor/session/clone_shared_vm.h"
 #include "tracer/mount_floor.h"
 #include "tracer/probe.h"
@@ -76,6 +80,7 @@ Result<WriteRecheckPlan> planWriteRecheck(const WriteRecheckInputs& in) {
   if (!tracer::mountFloorAvailable(&why)) return no("a mount namespace is " + why);
   WriteRecheckPlan plan;
   plan.cwd = in.cwd;
+  plan.session_cgroup = in.session_cgroup;
   for (const auto& rule : in.landlock.rules)
     if (rule.write) plan.writable_dirs.push_back(rule.path);  // files too: dropped by the walk
   plan.protect = in.policy.self_protect.deny_write;
@@ -127,6 +132,7 @@ namespace {
 
 struct BindJob {
   int pidfd;
+  int root;  // the command's root directory (rootFd())
   const std::vector<const char*>* paths;
 };
 
@@ -143,6 +149,9 @@ int bindJob(void* arg) {
   if (::syscall(SYS_capset, &header, caps) != 0) return 11;
   // Through the pidfd: a pid reused since would name another process.
   if (::setns(job->pidfd, CLONE_NEWNS) != 0) return 12;
+  // setns put us at the namespace's root; the names are the command's, from
+  // its root (ours, when supervise runs chrooted).
+  if (::fchdir(job->root) != 0 || ::chroot(".") != 0) return 14;
   const char* failed = nullptr;
   for (const char* path : *job->paths)
     if (tracer::bindReadOnly(path, &failed) != 0) return 13;
@@ -155,7 +164,7 @@ Status bindReadOnlyIn(int pidfd, const std::vector<std::string>& names) {
   std::vector<const char*> paths;
   paths.reserve(names.size());
   for (const auto& n : names) paths.push_back(n.c_str());
-  BindJob job{pidfd, &paths};
+  BindJob job{pidfd, rootFd(), &paths};
   pid_t child;
   if constexpr (kCanShareVm) {
     // Sharing our memory, this thread suspended until it is done: no copy of
@@ -177,9 +186,78 @@ Status bindReadOnlyIn(int pidfd, const std::vector<std::string>& names) {
   return {};
 }
 
+namespace {
+
+// The mount a path or magic link ends on.
+std::optional<uint64_t> mountIdOf(int dirfd, const char* path) {
+  struct statx stx {};
+  if (::statx(dirfd, path, AT_STATX_DONT_SYNC, STATX_MNT_ID, &stx) != 0 ||
+      !(stx.stx_mask & STATX_MNT_ID))
+    return std::nullopt;
+  return stx.stx_mnt_id;
+}
+
+bool isNumber(const char* s) { return *s && std::strspn(s, "0123456789") == std::strlen(s); }
+
+}  // namespace
+
+Status nothingHeldPastTheBinds(const WriteRecheckPlan& plan, const std::vector<std::string>& binds) {
+  if (plan.session_cgroup.empty()) return no("no session cgroup to find the command's tasks in");
+  // Each bind's own mount, as the command's namespace has it.
+  std::vector<std::pair<std::string, uint64_t>> bound;
+  for (const auto& name : binds) {
+    const std::string rel = name.substr(name.find_first_not_of('/'));
+    if (auto id = mountIdOf(rootFd(), rel.c_str())) bound.emplace_back(name, *id);
+  }
+  // A handle on `link` (a /proc magic link) is past the binds when it names a
+  // bound path, or one below it, on another mount than the bind's.
+  auto pastTheBinds = [&](const std::string& link) {
+    char target[4096];
+    const ssize_t n = ::readlink(link.c_str(), target, sizeof target - 1);
+    if (n <= 0 || target[0] != '/') return false;  // gone, or a pipe or socket
+    std::string path(target, static_cast<size_t>(n));
+    policy::takePathInRoot(path, plan.process_root);
+    for (const auto& [name, id] : bound)
+      if (tracer::isAtOrBelow(path, name)) {
+        const auto held = mountIdOf(AT_FDCWD, link.c_str());
+        return !held || *held != id;
+      }
+    return false;
+  };
+  std::unique_ptr<DIR, int (*)(DIR*)> procs(::opendir("/proc"), ::closedir);
+  if (!procs) return errnoError("/proc");
+  while (const dirent* p = ::readdir(procs.get())) {
+    if (!isNumber(p->d_name) || !inSessionCgroup(std::atoi(p->d_name), plan.session_cgroup))
+      continue;
+    const std::string tasks_dir = std::string("/proc/") + p->d_name + "/task";
+    std::unique_ptr<DIR, int (*)(DIR*)> tasks(::opendir(tasks_dir.c_str()), ::closedir);
+    while (tasks) {
+      const dirent* t = ::readdir(tasks.get());
+      if (!t) break;
+      if (!isNumber(t->d_name)) continue;
+      const std::string task = tasks_dir + "/" + t->d_name;
+      for (const char* link : {"/cwd", "/root"})
+        if (pastTheBinds(task + link))
+          return no("task " + std::string(t->d_name) + " has its " + (link + 1) +
+                    " on a protected name, reached before the binds");
+      const std::string fd_dir = task + "/fd";
+      std::unique_ptr<DIR, int (*)(DIR*)> fds(::opendir(fd_dir.c_str()), ::closedir);
+      while (fds) {
+        const dirent* f = ::readdir(fds.get());
+        if (!f) break;
+        if (isNumber(f->d_name) && pastTheBinds(fd_dir + "/" + f->d_name))
+          return no("task " + std::string(t->d_name) + " holds a protected name (fd " +
+                    f->d_name + ") opened before the binds");
+      }
+    }
+  }
+  return {};
+}
+
 bool bindProtectedNames(WriteRecheckPlan& plan, int pidfd, const std::atomic<bool>* cancel) {
   auto names = findNamesToBind(plan, cancel);
-  return names && bindReadOnlyIn(pidfd, names->paths).ok();
+  return names && bindReadOnlyIn(pidfd, names->paths).ok() &&
+         nothingHeldPastTheBinds(plan, names->paths).ok();
 }
 
 WriteRecheck::WriteRecheck(WriteRecheckPlan plan, UniqueFd pidfd, std::chrono::milliseconds delay,

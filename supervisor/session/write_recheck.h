@@ -43,6 +43,7 @@ struct WriteRecheckInputs {
   bool landlock_ruleset = false;  // Landlock holds the roots (not the mount floor, not unsafe)
   bool notify_decides_files = false;  // seccomp user-notify (not ptrace, not bpf-lsm)
   std::string cwd;                    // the command's working directory
+  std::string session_cgroup;         // its name (inSessionCgroup): whose fds to check
 };
 
 // What the walk needs, and what the handler may then let through.
@@ -51,6 +52,8 @@ struct WriteRecheckPlan {
   std::vector<policy::PathRule> protect;   // self-protection, then the deny-write rules
   size_t self_protect_rules = 0;           // how many of `protect` are self-protection
   std::string cwd;
+  std::string session_cgroup;
+  std::string process_root;  // the command's root as we name it, once known
   bool read_write = false;  // O_RDWR too: no rule denies reading
 };
 
@@ -70,10 +73,18 @@ Result<tracer::ProtectedNames> findNamesToBind(WriteRecheckPlan& plan,
                                                const std::atomic<bool>* cancel = nullptr);
 
 // From a helper process that joins the mount namespace of the process
-// `pidfd` names: binds `names` read-only there.
+// `pidfd` names and enters the command's root (rootFd()): binds `names`
+// read-only there.
 Status bindReadOnlyIn(int pidfd, const std::vector<std::string>& names);
 
-// Both: the walk, then the binds; false when either could not be done.
+// After the binds: no task of the session holds, as an fd, cwd or root, a
+// protected file or directory (or anything below one) reached before its
+// bind existed. Such a handle leads past the bind: /proc/self/fd/N reopens
+// the file on the mount it was opened on, and a walk from a directory below
+// the bind's mount point never crosses it. `binds` are the names bound.
+Status nothingHeldPastTheBinds(const WriteRecheckPlan& plan, const std::vector<std::string>& binds);
+
+// All three: the walk, the binds, the check; false when one could not be done.
 bool bindProtectedNames(WriteRecheckPlan& plan, int pidfd,
                         const std::atomic<bool>* cancel = nullptr);
 

@@ -888,6 +888,29 @@ TEST_F(Race, ExistingPathFlipNeverWritesEnv) {
   EXPECT_EQ(count(r.out, "other_errno"), 0) << "denials must be EACCES or EROFS\n" << r.describe();
 }
 
+// .env opened for reading before the session binds it, then reached again
+// through /proc/self/fd/N (a symlink "x" to it) by a path swapped after an
+// allowed decision: that reopen lands on the mount the fd was opened on,
+// past the bind. The session finds the held fd after binding and keeps
+// every write open emulated (write_recheck.h, nothingHeldPastTheBinds).
+TEST_F(Race, AProtectedFileHeldFromBeforeTheBindsIsNotReopenedPastThem) {
+  if (const std::string why = noWriteRecheck(); !why.empty()) GTEST_SKIP() << why;
+  writeFile(ws(".env"), "SECRET=hunter2\n", 0600);
+  const auto before = FileState::of(ws(".env"));
+  RunOptions options;
+  options.timeout_ms = 60000;
+  options.env = {"SUPERVISE_TEST_WRITE_RECHECK="};  // bound while the command runs
+  const std::string prog = installProg("race_open");
+  auto r = supervise({"--quiet"}, {prog, kOpenIterations, "held"}, options);
+  std::cout << "[ race_open held ] " << r.out;
+  ASSERT_FALSE(r.timed_out) << r.describe();
+  EXPECT_EQ(r.status, 0) << r.describe();
+  EXPECT_EQ(FileState::of(ws(".env")), before) << ".env changed: the race was won\n"
+                                               << r.describe();
+  EXPECT_GT(count(r.out, "opened"), 0) << r.describe();
+  EXPECT_GT(count(r.out, "failed"), 0) << r.describe();
+}
+
 // ---------------------------------------------------------------------------
 // 4b. Write opens the kernel re-checks.
 

@@ -10,6 +10,12 @@
  * .env gains a line. Prints "opened=N failed=M" so the test can see that both
  * sides of the race were actually exercised.
  *
+ * `held`: as `existing`, but .env is first opened for reading (fd N) and "x"
+ * made a symlink to /proc/self/fd/N, then, after a pause (the session binds
+ * the protected names meanwhile), the path flips between "ok.txt" and "x":
+ * a reopen through the fd would reach .env on the mount it was opened on,
+ * past a bind made later.
+ *
  * `existing`: ok.txt is made first and the opens are O_WRONLY|O_APPEND,
  * without O_CREAT, which a supervisor whose kernel re-checks protected names
  * lets the kernel perform (docs/enforcement.md, "Write opens the kernel
@@ -30,6 +36,7 @@
  * would only create stray files and weaken the attack). */
 static _Alignas(8) char path_buf[8];
 static atomic_int stop_flag;
+static const char* other_name = ".env";  /* what the path flips to */
 
 static void setPath(unsigned long long word) {
   __atomic_store_n((unsigned long long*)path_buf, word, __ATOMIC_RELAXED);
@@ -43,7 +50,7 @@ static unsigned long long wordOf(const char* s) {
 
 static void* flipper(void* arg) {
   (void)arg;
-  const unsigned long long ok = wordOf("ok.txt"), env = wordOf(".env");
+  const unsigned long long ok = wordOf("ok.txt"), env = wordOf(other_name);
   while (!atomic_load_explicit(&stop_flag, memory_order_relaxed)) {
     setPath(ok);
     setPath(env);
@@ -53,7 +60,19 @@ static void* flipper(void* arg) {
 
 int main(int argc, char** argv) {
   long iterations = argc > 1 ? strtol(argv[1], NULL, 10) : 100000;
-  const int existing = argc > 2 && strcmp(argv[2], "existing") == 0;
+  const int held = argc > 2 && strcmp(argv[2], "held") == 0;
+  const int existing = held || (argc > 2 && strcmp(argv[2], "existing") == 0);
+  if (held) {
+    int env = open(".env", O_RDONLY);  /* before the session binds anything */
+    char link[64];
+    snprintf(link, sizeof link, "/proc/self/fd/%d", env);
+    if (env < 0 || symlink(link, "x") != 0) {
+      perror("held");
+      return 2;
+    }
+    other_name = "x";
+    usleep(1000 * 1000);
+  }
   int flags = O_WRONLY | O_APPEND | O_CLOEXEC;
   if (existing) {
     int fd = open("ok.txt", O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
