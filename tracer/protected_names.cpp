@@ -154,8 +154,8 @@ int bindReadOnly(const char* path, const char** failed) {
     *failed = "bind a protected name onto itself";
     return -errno;
   }
-  if (setMountAttributes(path, AT_RECURSIVE, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV,
-                         0) != 0) {
+  constexpr uint64_t kReadOnly = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
+  if (setMountAttributes(path, AT_RECURSIVE, kReadOnly, 0) != 0) {
     *failed = "make a protected name read-only";
     return -errno;
   }

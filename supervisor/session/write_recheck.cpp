@@ -12,10 +12,10 @@
 #include <sys/wait.h>
 
 #include <cstdio>
-#include <cstring>
-#include <optional>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
+#include <optional>
 #include <utility>
 
 #include "policy/path.h"
@@ -38,9 +38,9 @@ bool reachesBelow(const policy::PathRule& rule, const std::vector<std::string>& 
 }
 
 // An fd the command inherits (not close-on-exec) that leads past the binds:
-// a directory (an openat() from it walks the host's mounts, where no name is
-// bound) or a protected file itself (reopened through /proc/self/fd/N),
-// checked by the file's own path.
+// a directory (opened in the host's namespace: an openat() from it walks the
+// host's mounts, where no name is bound) or a protected file itself
+// (reopened through /proc/self/fd/N), checked by the file's own path.
 std::string inheritedFdPastTheBinds(const std::vector<policy::PathRule>& protect) {
   std::unique_ptr<DIR, int (*)(DIR*)> fds(::opendir("/proc/self/fd"), ::closedir);
   if (!fds) return "our fds cannot be listed";
@@ -52,7 +52,8 @@ std::string inheritedFdPastTheBinds(const std::vector<policy::PathRule>& protect
     if (fd == listing || fd_flags < 0 || (fd_flags & FD_CLOEXEC)) continue;
     struct stat st {};
     if (::fstat(fd, &st) != 0) continue;
-    if (S_ISDIR(st.st_mode)) return "fd " + std::to_string(fd) + ", which the command inherits, is a directory";
+    if (S_ISDIR(st.st_mode))
+      return "fd " + std::to_string(fd) + ", which the command inherits, is a directory";
     char link[64], target[4096];
     std::snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
     const ssize_t n = ::readlink(link, target, sizeof target - 1);
@@ -201,7 +202,8 @@ bool isNumber(const char* s) { return *s && std::strspn(s, "0123456789") == std:
 
 }  // namespace
 
-Status nothingHeldPastTheBinds(const WriteRecheckPlan& plan, const std::vector<std::string>& binds) {
+Status nothingHeldPastTheBinds(const WriteRecheckPlan& plan,
+                               const std::vector<std::string>& binds) {
   if (plan.session_cgroup.empty()) return no("no session cgroup to find the command's tasks in");
   // Each bind's own mount, as the command's namespace has it.
   std::vector<std::pair<std::string, uint64_t>> bound;

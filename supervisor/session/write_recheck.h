@@ -82,7 +82,8 @@ Status bindReadOnlyIn(int pidfd, const std::vector<std::string>& names);
 // bind existed. Such a handle leads past the bind: /proc/self/fd/N reopens
 // the file on the mount it was opened on, and a walk from a directory below
 // the bind's mount point never crosses it. `binds` are the names bound.
-Status nothingHeldPastTheBinds(const WriteRecheckPlan& plan, const std::vector<std::string>& binds);
+Status nothingHeldPastTheBinds(const WriteRecheckPlan& plan,
+                               const std::vector<std::string>& binds);
 
 // All three: the walk, the binds, the check; false when one could not be done.
 bool bindProtectedNames(WriteRecheckPlan& plan, int pidfd,

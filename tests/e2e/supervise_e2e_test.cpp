@@ -329,7 +329,8 @@ class E2eTest : public testing::Test {
   static std::string noWriteRecheck() {
     const char* backend = std::getenv("SUPERVISE_BACKEND");
     const char* disabled = std::getenv("SUPERVISE_TEST_DISABLE");
-    if (backend && std::string(backend) == "ptrace") return "the ptrace backend emulates every open";
+    if (backend && std::string(backend) == "ptrace")
+      return "the ptrace backend emulates every open";
     if (disabled && std::string(disabled).find("landlock") != std::string::npos)
       return "without Landlock no write open is left to the kernel";
     return {};
