@@ -134,7 +134,7 @@ ProtectedNames findProtectedNames(const std::vector<std::string>& writable_dirs,
   return out;
 }
 
-int applyReadOnlyNames(const std::vector<std::string>& paths, const char** failed) {
+int enterOwnMountNamespace(const char** failed) {
   auto fail = [&](const char* step) {
     *failed = step;
     return -errno;
@@ -143,8 +143,6 @@ int applyReadOnlyNames(const std::vector<std::string>& paths, const char** faile
   // The host's later mounts still show here; nothing done here goes back.
   if (::mount(nullptr, "/", nullptr, MS_REC | MS_SLAVE, nullptr) != 0)
     return fail("make the mounts slaves of the host's");
-  for (const auto& path : paths)
-    if (int rc = bindReadOnly(path.c_str(), failed); rc < 0) return rc;
   return 0;
 }
 

@@ -52,13 +52,13 @@ ProtectedNames findProtectedNames(const std::vector<std::string>& writable_dirs,
 
 // In the child, before Landlock (a Landlocked task may not mount): a mount
 // namespace of its own, whose mounts receive the host's later mounts but
-// send nothing back (MS_SLAVE), with each of `paths` bound read-only onto
-// itself (nosuid, nodev; recursively for a directory). Raw syscalls only.
+// send nothing back (MS_SLAVE), for the binds to come. Raw syscalls only.
 // Returns 0, or -errno with *failed set to a static description of the step.
-int applyReadOnlyNames(const std::vector<std::string>& paths, const char** failed);
+int enterOwnMountNamespace(const char** failed);
 
-// One of those binds, in the caller's mount namespace: 0 (also when `path`
-// is gone), or -errno with *failed set. Raw syscalls only.
+// `path` bound read-only onto itself (nosuid, nodev; recursively for a
+// directory), in the caller's mount namespace: 0 (also when `path` is
+// gone), or -errno with *failed set. Raw syscalls only.
 int bindReadOnly(const char* path, const char** failed);
 
 }  // namespace sv::tracer

@@ -197,19 +197,6 @@ bool NotifyHandler::resolveTarget(Call& c, int dirfd, uint64_t path, bool follow
   return true;
 }
 
-bool NotifyHandler::readPathUnchecked(Call& c, uint64_t addr, std::string* out) {
-  char buf[kPathMax];
-  auto len = tracer::readTargetString(c.tid, addr, buf, sizeof buf);
-  if (!len) {
-    // Answered only once the notification is known to be live.
-    if (answer_.pending(c.req.id)) finish(c, -len.error().code);
-    c.answered = true;
-    return false;
-  }
-  out->assign(buf, *len);
-  return true;
-}
-
 void NotifyHandler::continueRechecked(Call& c, Operation op, std::string_view path,
                                       const policy::Decision& decision, int found) {
   // Looked up before the answer: once it runs, the process may exec.
@@ -225,12 +212,14 @@ void NotifyHandler::continueRechecked(Call& c, Operation op, std::string_view pa
   emitDecision(c, op, path, decision, false, process.get());
 }
 
-bool NotifyHandler::readPath(Call& c, uint64_t addr, std::string* out) {
+bool NotifyHandler::readPath(Call& c, uint64_t addr, std::string* out, bool verify) {
   char buf[kPathMax];
   auto len = tracer::readTargetString(c.tid, addr, buf, sizeof buf);
   // The pid in the notification may be reused once the target is gone:
-  // anything read from it is trusted only if the notification is still live.
-  if (!answer_.pending(c.req.id)) {
+  // anything read from it is trusted only if the notification is still live
+  // (or, !verify, once an answer to it is taken: continueRechecked). A
+  // failed read is answered only while it is live.
+  if ((verify || !len) && !answer_.pending(c.req.id)) {
     c.answered = true;  // nothing left to answer
     return false;
   }
@@ -462,7 +451,7 @@ void NotifyHandler::handleOpen(Call& c, int dirfd, uint64_t path, int flags, uns
   // (continueRechecked). Every other way on reads it again, checked.
   const bool rechecked =
       answer_.listener() && resolve_flags == 0 && kernelRechecks(c, flags);
-  if (!(rechecked ? readPathUnchecked(c, path, &raw_) : readPath(c, path, &raw_))) return;
+  if (!readPath(c, path, &raw_, /*verify=*/!rechecked)) return;
   if (c.tgid == 0) c.tgid = c.tid;
   const Operation op = write ? Operation::Write : Operation::Read;
   if (answer_.listener() && resolve_flags == 0 && !tmpfile && fastEligible(raw_) &&

@@ -151,10 +151,9 @@ class NotifyHandler {
   // answers the syscall and returns false.
   bool resolveTarget(Call& call, int dirfd, uint64_t path, bool follow, ResolvedPath* out);
   // Reads a path argument; on failure answers the syscall and returns false.
-  bool readPath(Call& call, uint64_t addr, std::string* out);
-  // The same without ID_VALID: for continueRechecked only, whose answer
-  // proves the target was alive when it was read.
-  bool readPathUnchecked(Call& call, uint64_t addr, std::string* out);
+  // `verify`: checks ID_VALID after the read (skipped only for
+  // continueRechecked, whose answer proves the target was alive then).
+  bool readPath(Call& call, uint64_t addr, std::string* out, bool verify = true);
   // An allowed open the kernel re-checks: CONTINUE (or the errno `found`
   // says: the name does not exist), then the allow event if the answer was
   // taken.

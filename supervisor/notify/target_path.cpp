@@ -226,16 +226,12 @@ bool inSessionCgroup(pid_t pid, std::string_view session_cgroup) {
   return false;
 }
 
-namespace {
-
 bool isPidName(std::string_view s) {
   if (s.empty() || s.size() > 10) return false;
   for (char ch : s)
     if (ch < '0' || ch > '9') return false;
   return true;
 }
-
-}  // namespace
 
 Result<ResolvedPath> resolveTargetPath(pid_t tid, pid_t tgid, int dirfd, std::string_view path,
                                        const ResolveOptions& options) {

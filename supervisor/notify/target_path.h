@@ -50,6 +50,9 @@ struct ResolveOptions {
 // (read from /proc/PID/cgroup). False for a process that is gone.
 bool inSessionCgroup(pid_t pid, std::string_view session_cgroup);
 
+// A /proc directory entry that names a process, task or fd: digits only.
+bool isPidName(std::string_view s);
+
 struct ResolvedPath {
   UniqueFd parent;        // O_PATH dir holding `name` (invalid when a magic link was the last step)
   std::string name;       // the last component as written ("." and ".." kept)

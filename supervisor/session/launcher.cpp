@@ -59,7 +59,7 @@ struct ChildArgs {
   if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) childFail("PR_SET_NO_NEW_PRIVS", errno, 125);
   if (spec.own_mount_namespace) {
     const char* failed = "mount namespace";
-    if (int rc = tracer::applyReadOnlyNames({}, &failed); rc < 0) childFail(failed, -rc, 125);
+    if (int rc = tracer::enterOwnMountNamespace(&failed); rc < 0) childFail(failed, -rc, 125);
   }
   if (spec.mount_floor) {
     const char* failed = "mount floor";

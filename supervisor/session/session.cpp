@@ -119,7 +119,6 @@ struct SessionState {
   // read-only so that the kernel re-checks the write opens the handler lets
   // through (write_recheck.h); the binding runs once the command does.
   std::optional<WriteRecheckPlan> write_recheck_plan;
-  std::string write_recheck_off;  // why not, when not
 
   // network
   bool needs_net = false;
@@ -452,10 +451,8 @@ void planWriteRecheckFor(SessionState& s) {
                                    .session_cgroup = s.cgroup ? s.cgroup_name : ""});
   if (planned)
     s.write_recheck_plan.emplace(std::move(*planned));
-  else
-    s.write_recheck_off = planned.error().message();
-  if (std::getenv("SUPERVISE_TIME_SETUP") && !planned)
-    say("set-up write opens emulated: " + s.write_recheck_off);
+  else if (std::getenv("SUPERVISE_TIME_SETUP"))
+    say("set-up write opens emulated: " + planned.error().message());
 }
 
 // Signals we forward arrive on a signalfd; the command starts with our old

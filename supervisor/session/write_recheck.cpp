@@ -11,9 +11,7 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
-#include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <memory>
 #include <optional>
 #include <utility>
@@ -54,13 +52,10 @@ std::string inheritedFdPastTheBinds(const std::vector<policy::PathRule>& protect
     if (::fstat(fd, &st) != 0) continue;
     if (S_ISDIR(st.st_mode))
       return "fd " + std::to_string(fd) + ", which the command inherits, is a directory";
-    char link[64], target[4096];
-    std::snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
-    const ssize_t n = ::readlink(link, target, sizeof target - 1);
-    if (n <= 0 || target[0] != '/') continue;  // a pipe, socket or anonymous file
-    const std::string path(target, static_cast<size_t>(n));
+    auto path = fdPath(fd);
+    if (!path || path->empty() || path->front() != '/') continue;  // a pipe, socket...
     for (const auto& rule : protect)
-      if (rule.glob.matches(path))
+      if (rule.glob.matches(*path))
         return "fd " + std::to_string(fd) + ", which the command inherits, is a protected file";
   }
   return {};
@@ -198,8 +193,6 @@ std::optional<uint64_t> mountIdOf(int dirfd, const char* path) {
   return stx.stx_mnt_id;
 }
 
-bool isNumber(const char* s) { return *s && std::strspn(s, "0123456789") == std::strlen(s); }
-
 }  // namespace
 
 Status nothingHeldPastTheBinds(const WriteRecheckPlan& plan,
@@ -208,7 +201,8 @@ Status nothingHeldPastTheBinds(const WriteRecheckPlan& plan,
   // Each bind's own mount, as the command's namespace has it.
   std::vector<std::pair<std::string, uint64_t>> bound;
   for (const auto& name : binds) {
-    const std::string rel = name.substr(name.find_first_not_of('/'));
+    const size_t start = name.find_first_not_of('/');
+    const std::string rel = start == std::string::npos ? "." : name.substr(start);
     if (auto id = mountIdOf(rootFd(), rel.c_str())) bound.emplace_back(name, *id);
   }
   // A handle on `link` (a /proc magic link) is past the binds when it names a
@@ -229,14 +223,14 @@ Status nothingHeldPastTheBinds(const WriteRecheckPlan& plan,
   std::unique_ptr<DIR, int (*)(DIR*)> procs(::opendir("/proc"), ::closedir);
   if (!procs) return errnoError("/proc");
   while (const dirent* p = ::readdir(procs.get())) {
-    if (!isNumber(p->d_name) || !inSessionCgroup(std::atoi(p->d_name), plan.session_cgroup))
+    if (!isPidName(p->d_name) || !inSessionCgroup(std::atoi(p->d_name), plan.session_cgroup))
       continue;
     const std::string tasks_dir = std::string("/proc/") + p->d_name + "/task";
     std::unique_ptr<DIR, int (*)(DIR*)> tasks(::opendir(tasks_dir.c_str()), ::closedir);
     while (tasks) {
       const dirent* t = ::readdir(tasks.get());
       if (!t) break;
-      if (!isNumber(t->d_name)) continue;
+      if (!isPidName(t->d_name)) continue;
       const std::string task = tasks_dir + "/" + t->d_name;
       for (const char* link : {"/cwd", "/root"})
         if (pastTheBinds(task + link))
@@ -247,7 +241,7 @@ Status nothingHeldPastTheBinds(const WriteRecheckPlan& plan,
       while (fds) {
         const dirent* f = ::readdir(fds.get());
         if (!f) break;
-        if (isNumber(f->d_name) && pastTheBinds(fd_dir + "/" + f->d_name))
+        if (isPidName(f->d_name) && pastTheBinds(fd_dir + "/" + f->d_name))
           return no("task " + std::string(t->d_name) + " holds a protected name (fd " +
                     f->d_name + ") opened before the binds");
       }
