@@ -102,8 +102,8 @@ KernelDenials::KernelDenials(ka::AuditSwitch audit_switch, ka::AuditControl cont
       lost_at_end_(lost_at_start) {}
 
 KernelDenials::~KernelDenials() {
-  reportLost();
-  (void)switch_.release();
+  // The status finish() asked for spares the switch an AUDIT_GET of its own.
+  (void)switch_.release(reportLost());
 }
 
 std::string KernelDenials::describe() const { return switch_.report().describe(); }
@@ -179,15 +179,18 @@ void KernelDenials::finish() {
                  kMarkerWaitMs);
 }
 
-void KernelDenials::reportLost() {
-  if (!lost_requested_) return;
+std::optional<ka::AuditStatus> KernelDenials::reportLost() {
+  if (!lost_requested_) return std::nullopt;
   lost_requested_ = false;
-  if (auto status = control_.awaitStatus()) lost_at_end_ = status->lost;
+  std::optional<ka::AuditStatus> now;
+  if (auto status = control_.awaitStatus()) now = *status;
+  if (now) lost_at_end_ = now->lost;
   if (const uint64_t n = lost())
     std::fprintf(stderr,
                  "supervise: audit: %llu kernel audit record(s) lost during the session "
                  "(socket overruns, or the host's audit backlog)\n",
                  static_cast<unsigned long long>(n));
+  return now;
 }
 
 void KernelDenials::emitDenials(ka::RecordAssembler::Output& out) {

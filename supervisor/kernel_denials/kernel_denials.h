@@ -80,7 +80,9 @@ class KernelDenials {
   void emitDenials(tracer::kernel_audit::RecordAssembler::Output& out);
   void emit(const tracer::kernel_audit::KernelDenial& d);
   bool inSession(int64_t pid) const;
-  void reportLost();  // awaits the lost counter finish() asked for; says what was lost
+  // Awaits the status finish() asked for (its lost counter); says what was
+  // lost. The status, when it came.
+  std::optional<tracer::kernel_audit::AuditStatus> reportLost();
 
   tracer::kernel_audit::AuditSwitch switch_;
   tracer::kernel_audit::AuditControl control_;

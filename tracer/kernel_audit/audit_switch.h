@@ -75,7 +75,10 @@ class AuditSwitch {
   const AuditSwitchReport& report() const { return report_; }
   bool held() const { return holders_.valid(); }
   // Drops this session's hold; the last holder restores. Idempotent.
-  Result<AuditRestoreAction> release();
+  // `known`: a status the caller read just before (each AUDIT_GET reply costs
+  // the kernel a thread, 0.5-4 ms here); only a registering auditd could
+  // change it meanwhile, as it could between any read and the restore.
+  Result<AuditRestoreAction> release(const std::optional<AuditStatus>& known = std::nullopt);
 
  private:
   AuditSwitch(AuditSwitchOptions options, UniqueFd holders, AuditSwitchReport report)

@@ -61,6 +61,24 @@ class TempDir {
   std::string path_;
 };
 
+// The switch's tests of turning audit on start from it off: why not here, or "".
+std::string whyNotFromOff() {
+  if (auto missing = missingFeature(); !missing.empty()) return missing;
+  auto status = AuditControl::open()->getStatus();
+  if (status.ok() && status->enabled != 0)
+    return "needs kernel audit off to test turning it on: enabled=" +
+           std::to_string(status->enabled);
+  return "";
+}
+
+// Such a test's host as found, and a switch state directory of its own.
+struct FromOff {
+  Result<AuditControl> control = AuditControl::open();
+  Result<AuditStatus> initial = control->getStatus();
+  TempDir dir;
+  AuditSwitchOptions options{dir.path() + "/state"};
+};
+
 void addRule(int ruleset, const char* path, uint64_t access) {
   ta::LandlockPathBeneathAttr pb{};
   pb.allowed_access = access;
@@ -228,16 +246,10 @@ TEST(KernelAudit, CountsEveryLandlockDenialOfTheSessionOnly) {
 }
 
 TEST(KernelAudit, SwitchCountsConcurrentSessionsAndSurvivesAKilledOne) {
-  if (auto missing = missingFeature(); !missing.empty()) GTEST_SKIP() << missing;
-  auto control = AuditControl::open();
-  ASSERT_TRUE(control.ok());
-  auto initial = control->getStatus();
-  ASSERT_TRUE(initial.ok());
-  if (initial->enabled != 0)
-    GTEST_SKIP() << "needs kernel audit off to test turning it on: enabled=" << initial->enabled;
-  TempDir dir;
-  AuditSwitchOptions options;
-  options.state_dir = dir.path() + "/state";
+  if (auto why = whyNotFromOff(); !why.empty()) GTEST_SKIP() << why;
+  FromOff host;
+  ASSERT_TRUE(host.initial.ok());
+  auto& [control, initial, dir, options] = host;
 
   auto first = AuditSwitch::acquire(options);
   ASSERT_TRUE(first.ok()) << first.error().message();
@@ -283,6 +295,43 @@ TEST(KernelAudit, SwitchCountsConcurrentSessionsAndSurvivesAKilledOne) {
   EXPECT_EQ(after->pid, initial->pid);
   ::close(ready[0]);
   ::close(ready[1]);
+}
+
+// A session's end hands the switch the status it read last (the kernel
+// spends a thread on each AUDIT_GET reply): release() decides on it rather
+// than asking again. One saying an auditd registered meanwhile leaves audit on.
+TEST(KernelAudit, ReleaseDecidesOnTheStatusItIsHanded) {
+  if (auto why = whyNotFromOff(); !why.empty()) GTEST_SKIP() << why;
+  FromOff host;
+  ASSERT_TRUE(host.initial.ok());
+  auto& [control, initial, dir, options] = host;
+
+  auto held = AuditSwitch::acquire(options);
+  ASSERT_TRUE(held.ok()) << held.error().message();
+  auto now = control->getStatus();
+  ASSERT_TRUE(now.ok());
+  AuditStatus with_auditd = *now;
+  with_auditd.pid = 4242;  // no such auditd: only the handed status says so
+  auto r = held->release(with_auditd);
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  EXPECT_EQ(*r, AuditRestoreAction::kLeftForAuditd);
+  EXPECT_EQ(control->getStatus()->enabled, 1U) << "left on, as for an auditd";
+  EXPECT_NE(::access((options.state_dir + "/state").c_str(), F_OK), 0)
+      << "no longer supervise's to restore";
+  // Put the host back as it was.
+  ASSERT_TRUE(control->setBacklogLimit(initial->backlog_limit).ok());
+  ASSERT_TRUE(control->setEnabled(0).ok());
+
+  // The status as it is: restored as always.
+  held = AuditSwitch::acquire(options);
+  ASSERT_TRUE(held.ok()) << held.error().message();
+  now = control->getStatus();
+  ASSERT_TRUE(now.ok());
+  r = held->release(*now);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(*r, AuditRestoreAction::kRestored);
+  EXPECT_EQ(control->getStatus()->enabled, 0U);
+  EXPECT_EQ(control->getStatus()->backlog_limit, initial->backlog_limit);
 }
 
 }  // namespace
