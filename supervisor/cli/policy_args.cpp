@@ -10,9 +10,11 @@
 #include <CLI/CLI.hpp>
 #include <cerrno>
 #include <cstdlib>
+#include <memory>
 
 #include "common/read_file.h"
 #include "policy/path.h"
+#include "supervisor/cli/real_paths.h"
 
 extern char** environ;
 
@@ -124,12 +126,8 @@ policy::HomeFacts hostHomeFacts(const std::string& home) {
     struct stat st {};
     return ::stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
   };
-  f.real_path = [](const std::string& p) -> std::optional<std::string> {
-    char* real = ::realpath(p.c_str(), nullptr);
-    if (!real) return std::nullopt;
-    std::string out = real;
-    std::free(real);
-    return out;
+  f.real_path = [known = std::make_shared<RealPaths>()](const std::string& p) {
+    return known->of(p);
   };
   f.symlinks_in = [](const std::string& dir, size_t limit) {
     std::vector<std::string> out;
