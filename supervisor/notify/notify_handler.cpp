@@ -425,6 +425,23 @@ bool NotifyHandler::kernelRechecks(const Call& c, int flags) const {
   return access != O_RDONLY ? read_write : (flags & O_TRUNC) && read_write;
 }
 
+bool NotifyHandler::lexicalTarget(const Call& c, int dirfd) {
+  return fastEligible(raw_) &&
+         lexicalTargetPath(c.tid, c.tgid, dirfd, raw_, options_.process_root, abs_) &&
+         !abs_.starts_with("/proc/");
+}
+
+bool NotifyHandler::continueIfNoSymlink(Call& c, Operation op, const policy::Decision& decision) {
+  // With no symlink on the way the name decided on is the object's own; a
+  // name with no '/' has only its last component to check, the rest being
+  // the cwd's physical path.
+  const bool one_name = raw_.find('/') == std::string::npos;
+  const int found = existsWithoutSymlinks(abs_, one_name);
+  if (found == -ELOOP) return false;
+  continueRechecked(c, op, abs_, decision, found);
+  return true;
+}
+
 void NotifyHandler::handleOpen(Call& c, int dirfd, uint64_t path, int flags, unsigned mode,
                                uint64_t resolve_flags) {
   const bool tmpfile = (flags & O_TMPFILE) == O_TMPFILE;
@@ -454,18 +471,12 @@ void NotifyHandler::handleOpen(Call& c, int dirfd, uint64_t path, int flags, uns
   if (!readPath(c, path, &raw_, /*verify=*/!rechecked)) return;
   if (c.tgid == 0) c.tgid = c.tid;
   const Operation op = write ? Operation::Write : Operation::Read;
-  if (answer_.listener() && resolve_flags == 0 && !tmpfile && fastEligible(raw_) &&
-      lexicalTargetPath(c.tid, c.tgid, dirfd, raw_, options_.process_root, abs_) &&
-      !abs_.starts_with("/proc/")) {
+  if (answer_.listener() && resolve_flags == 0 && !tmpfile && lexicalTarget(c, dirfd)) {
     const policy::Decision decision = decide(c, op, abs_);
     if (decision.verdict == Verdict::Allow && rechecked) {
       // The kernel opens it itself (docs/enforcement.md, "Write opens the
-      // kernel re-checks"). With no symlink on the way the name decided on
-      // is the file's own; a name with no '/' has only its last component
-      // to check, the rest being the cwd's physical path.
-      const bool one_name = raw_.find('/') == std::string::npos;
-      const int found = existsWithoutSymlinks(abs_, one_name);
-      if (found != -ELOOP) return continueRechecked(c, op, abs_, decision, found);
+      // kernel re-checks").
+      if (continueIfNoSymlink(c, op, decision)) return;
     } else if (decision.verdict == Verdict::Allow) {
       Reopen reopen;
       reopen.path = abs_;
@@ -678,6 +689,19 @@ void NotifyHandler::handleCreate(Call& c, int dirfd, uint64_t path, unsigned mod
 
 void NotifyHandler::handleRemove(Call& c, int dirfd, uint64_t path, int flags) {
   c.operation = (flags & AT_REMOVEDIR) ? "rmdir" : "unlink";
+  // Where the kernel re-checks, it removes an allowed name itself: a swap
+  // after the decision meets Landlock, a bound protected name (EBUSY) or
+  // one below it (EROFS) (docs/enforcement.md, "Write opens the kernel
+  // re-checks"). The path is read unverified, as for such an open.
+  if (answer_.listener() && kernel_rechecks_writes_.load(std::memory_order_acquire)) {
+    if (!readPath(c, path, &raw_, /*verify=*/false)) return;
+    if (c.tgid == 0) c.tgid = c.tid;
+    if (lexicalTarget(c, dirfd)) {
+      const policy::Decision decision = decide(c, Operation::Write, abs_);
+      if (decision.verdict == Verdict::Allow && continueIfNoSymlink(c, Operation::Write, decision))
+        return;
+    }
+  }
   ResolvedPath target;
   if (!resolve(c, dirfd, path, {.follow_final = false}, &target)) return;
   if (!permit(c, Operation::Write, target.real_path)) return;

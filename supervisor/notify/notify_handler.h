@@ -81,8 +81,8 @@ class NotifyHandler {
   // From any thread, once the protected names that exist are bound
   // read-only in the command's mount namespace and Landlock holds the roots
   // (supervisor/session/write_recheck.h): an allowed open for write of an
-  // existing file, by open/openat, runs in the kernel (CONTINUE) from then
-  // on. `read_write`: O_RDWR too (only where no rule denies reading: a path
+  // existing file, by open/openat, and an allowed unlink or rmdir run in
+  // the kernel (CONTINUE) from then on. `read_write`: O_RDWR too (only where no rule denies reading: a path
   // swapped after the decision must not open a denyRead file for reading).
   void enableKernelRechecks(bool read_write) {
     kernel_rechecks_read_write_.store(read_write, std::memory_order_relaxed);
@@ -96,6 +96,12 @@ class NotifyHandler {
   void handleOpen(Call& call, int dirfd, uint64_t path, int flags, unsigned mode, uint64_t resolve);
   // An allowed open with these flags may run in the kernel (kernel_rechecks_writes).
   bool kernelRechecks(const Call& call, int flags) const;
+  // The lexical fast path: raw_'s target in abs_ (lexicalTargetPath), or
+  // false where the walk must find it.
+  bool lexicalTarget(const Call& call, int dirfd);
+  // An allowed abs_ the kernel re-checks, answered CONTINUE (or the errno
+  // its lookup gave) when no symlink lies on its way; false otherwise.
+  bool continueIfNoSymlink(Call& call, policy::Operation op, const policy::Decision& decision);
   void handleOpenat2(Call& call, const DecodedCall& decoded);
   void handleCreate(Call& call, int dirfd, uint64_t path, unsigned mode, dev_t dev, int kind);
   void handleRemove(Call& call, int dirfd, uint64_t path, int flags);

@@ -788,6 +788,22 @@ class Race : public E2eTest {
     EXPECT_GT(count(r.out, done), 0) << r.describe();
     EXPECT_GT(count(r.out, "failed"), 0) << r.describe();
   }
+  // race_open in `mode` once .env is bound (the command waits for it),
+  // expected to leave .env as it was.
+  RunResult raceOnceBound(const std::string& mode, const char* iterations) {
+    writeFile(ws(".env"), "SECRET=hunter2\n", 0600);
+    const auto before = FileState::of(ws(".env"));
+    RunOptions options;
+    options.timeout_ms = 60000;
+    const std::string prog = installProg("race_open");
+    auto r = supervise({"--quiet"},
+                       {"bash", "-c",
+                        untilBound(ws(".env")) + "; exec " + prog + " " + iterations + " " + mode},
+                       options);
+    std::cout << "[ race_open " << mode << " ] " << r.out;
+    expectRaceLost(r, before);
+    return r;
+  }
   static long count(const std::string& out, const std::string& key) {
     std::smatch m;
     if (!std::regex_search(out, m, std::regex(key + "=([0-9]+)"))) return -1;
@@ -865,22 +881,27 @@ TEST_F(Race, SymlinkSwapNeverWritesEnv) {
 // read-only mount.
 TEST_F(Race, ExistingPathFlipNeverWritesEnv) {
   if (const std::string why = noWriteRecheck(); !why.empty()) GTEST_SKIP() << why;
-  writeFile(ws(".env"), "SECRET=hunter2\n", 0600);
-  const auto before = FileState::of(ws(".env"));
-  RunOptions options;
-  options.timeout_ms = 60000;
-  const std::string prog = installProg("race_open");
-  auto r = supervise({"--quiet"},
-                     {"bash", "-c",
-                      untilBound(ws(".env")) + "; exec " + prog + " " + kOpenIterations +
-                          " existing"},
-                     options);
-  std::cout << "[ race_open existing ] " << r.out;
-  expectRaceLost(r, before);
+  const RunResult r = raceOnceBound("existing", kOpenIterations);
   if (HasFatalFailure()) return;
   EXPECT_TRUE(contains(r.out, ws(".env") + " ro,")) << "the kernel did not re-check\n"
                                                      << r.describe();
   EXPECT_EQ(count(r.out, "other_errno"), 0) << "denials must be EACCES or EROFS\n" << r.describe();
+}
+
+// The same race on unlink: the kernel removes an allowed name itself where
+// it re-checks, and a swap after the decision meets .env as a mount point.
+// Each iteration is a create and an unlink, both supervised: fewer of them.
+#ifdef SV_SANITIZED
+constexpr const char* kUnlinkIterations = "3000";
+#else
+constexpr const char* kUnlinkIterations = "30000";
+#endif
+
+TEST_F(Race, UnlinkPathFlipNeverRemovesEnv) {
+  if (const std::string why = noWriteRecheck(); !why.empty()) GTEST_SKIP() << why;
+  const RunResult r = raceOnceBound("unlink", kUnlinkIterations);
+  if (HasFatalFailure()) return;
+  EXPECT_EQ(count(r.out, "other_errno"), 0) << "denials must be EACCES or EBUSY\n" << r.describe();
 }
 
 // .env opened for reading before the session binds it, then reached again

@@ -1,6 +1,6 @@
 /* race_open: a TOCTOU attack on a path-checking supervisor.
  *
- *   race_open ITERATIONS [existing]
+ *   race_open ITERATIONS [existing|held|unlink]
  *
  * One thread flips a shared path buffer between "ok.txt" and ".env" as fast as
  * it can; the main thread calls openat(AT_FDCWD, buf, O_WRONLY|O_CREAT|O_APPEND)
@@ -21,6 +21,10 @@
  * lets the kernel perform (docs/enforcement.md, "Write opens the kernel
  * re-checks"). A swap the kernel then catches fails with EROFS, counted
  * apart as "rechecked=N".
+ *
+ * `unlink`: the same race on unlink(2): ok.txt is made again (by its own
+ * name) before each unlink of the flipping path. A swap the kernel catches
+ * fails with EBUSY (.env is a mount point in the command's namespace).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -61,7 +65,8 @@ static void* flipper(void* arg) {
 int main(int argc, char** argv) {
   long iterations = argc > 1 ? strtol(argv[1], NULL, 10) : 100000;
   const int held = argc > 2 && strcmp(argv[2], "held") == 0;
-  const int existing = held || (argc > 2 && strcmp(argv[2], "existing") == 0);
+  const int removing = argc > 2 && strcmp(argv[2], "unlink") == 0;
+  const int existing = held || removing || (argc > 2 && strcmp(argv[2], "existing") == 0);
   if (held) {
     int env = open(".env", O_RDONLY);  /* before the session binds anything */
     char link[64];
@@ -92,6 +97,20 @@ int main(int argc, char** argv) {
   }
   long opened = 0, failed = 0, rechecked = 0, other_errno = 0;
   for (long i = 0; i < iterations; i++) {
+    if (removing) {
+      int made = open("ok.txt", O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+      if (made >= 0) close(made);
+      if (unlinkat(AT_FDCWD, path_buf, 0) == 0) {
+        opened++;
+      } else {
+        failed++;
+        if (errno == EBUSY)
+          rechecked++;
+        else if (errno != EACCES && errno != EPERM)
+          other_errno++;
+      }
+      continue;
+    }
     int fd = openat(AT_FDCWD, path_buf, flags, 0644);
     if (fd >= 0) {
       ssize_t unused = write(fd, "PWNED\n", 6);
