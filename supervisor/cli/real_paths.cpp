@@ -5,17 +5,14 @@
 
 #include <cerrno>
 
+#include "policy/path.h"
+
 namespace sv::supervisor {
 namespace {
 
 // Names one resolution may read: realpath(3) fails with ELOOP after 40
 // links; a deeper path is no home toolchain either.
 constexpr int kBudget = 256;
-
-std::string parentOf(const std::string& dir) {
-  const size_t slash = dir.rfind('/');
-  return slash == 0 || slash == std::string::npos ? "/" : dir.substr(0, slash);
-}
 
 }  // namespace
 
@@ -37,7 +34,7 @@ std::optional<std::string> RealPaths::walk(std::string from, std::string_view re
     i = end + 1;
     if (name.empty() || name == ".") continue;
     if (name == "..") {
-      at = parentOf(at);
+      at = policy::normalizePath(at, "..");  // the root's ".." is the root
       continue;
     }
     auto next = nameIn(at, name, budget);

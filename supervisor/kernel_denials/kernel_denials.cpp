@@ -183,8 +183,10 @@ std::optional<ka::AuditStatus> KernelDenials::reportLost() {
   if (!lost_requested_) return std::nullopt;
   lost_requested_ = false;
   std::optional<ka::AuditStatus> now;
-  if (auto status = control_.awaitStatus()) now = *status;
-  if (now) lost_at_end_ = now->lost;
+  if (auto status = control_.awaitStatus()) {
+    now = *status;
+    lost_at_end_ = status->lost;
+  }
   if (const uint64_t n = lost())
     std::fprintf(stderr,
                  "supervise: audit: %llu kernel audit record(s) lost during the session "

@@ -82,8 +82,9 @@ class NotifyHandler {
   // read-only in the command's mount namespace and Landlock holds the roots
   // (supervisor/session/write_recheck.h): an allowed open for write of an
   // existing file, by open/openat, and an allowed unlink or rmdir run in
-  // the kernel (CONTINUE) from then on. `read_write`: O_RDWR too (only where no rule denies reading: a path
-  // swapped after the decision must not open a denyRead file for reading).
+  // the kernel (CONTINUE) from then on. `read_write`: O_RDWR too (only where
+  // no rule denies reading: a path swapped after the decision must not open
+  // a denyRead file for reading).
   void enableKernelRechecks(bool read_write) {
     kernel_rechecks_read_write_.store(read_write, std::memory_order_relaxed);
     kernel_rechecks_writes_.store(true, std::memory_order_release);

@@ -64,7 +64,8 @@ class TempDir {
 // The switch's tests of turning audit on start from it off: why not here, or "".
 std::string whyNotFromOff() {
   if (auto missing = missingFeature(); !missing.empty()) return missing;
-  auto status = AuditControl::open()->getStatus();
+  auto control = AuditControl::open();
+  auto status = control ? control->getStatus() : Result<AuditStatus>(control.error());
   if (status.ok() && status->enabled != 0)
     return "needs kernel audit off to test turning it on: enabled=" +
            std::to_string(status->enabled);
@@ -74,7 +75,8 @@ std::string whyNotFromOff() {
 // Such a test's host as found, and a switch state directory of its own.
 struct FromOff {
   Result<AuditControl> control = AuditControl::open();
-  Result<AuditStatus> initial = control->getStatus();
+  Result<AuditStatus> initial =  // not ok() when either failed
+      control ? control->getStatus() : Result<AuditStatus>(control.error());
   TempDir dir;
   AuditSwitchOptions options{dir.path() + "/state"};
 };
