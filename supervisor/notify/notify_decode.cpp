@@ -169,6 +169,11 @@ DecodedCall decodeCall(const seccomp_data& data) {
       d.protocol = asInt(a[2]);
       return d;
     }
+    case SYS_umask: {
+      DecodedCall d = make(CallKind::Umask, "umask");
+      d.mode = asUint(a[0]);
+      return d;
+    }
     default: return {};
   }
 }

@@ -33,6 +33,7 @@ enum class CallKind : uint8_t {
   Xattr,        // [lf]setxattr, [lf]removexattr
   Exec,         // execve, execveat
   Socket,       // socket, socketpair: family, type, protocol (registers only)
+  Umask,        // umask: watched, not decided; the new mask in `mode`
 };
 
 struct DecodedCall {

@@ -58,8 +58,7 @@ std::string_view verb(Operation op) {
   return "access to";
 }
 
-// The umask of the target (emulated creates must apply it; ours is 0).
-// The number in the `key` line (e.g. "Umask") of /proc/TID/status, in `base`;
+// The number in the `key` line (e.g. "Tgid") of /proc/TID/status, in `base`;
 // or `fallback` when the thread is gone or the line is missing.
 long statusField(pid_t tid, const char* key, int base, long fallback) {
   char path[64];
@@ -69,8 +68,6 @@ long statusField(pid_t tid, const char* key, int base, long fallback) {
   if (n < 0) return fallback;
   return procStatusNumber<long>(std::string_view(buf, size_t(n)), key, 0, base).value_or(fallback);
 }
-
-mode_t targetUmask(pid_t tid) { return static_cast<mode_t>(statusField(tid, "Umask", 8, 022)); }
 
 // The process (thread group) a thread belongs to; the tid itself when that
 // can't be read. Profiles belong to processes: a thread of a process that
@@ -121,6 +118,7 @@ NotifyHandler::NotifyHandler(const policy::Engine& engine, SyscallAnswer& answer
   // before its first syscall can be notified, inherited like a switch.
   if (has_profiles_ && !options_.root_profile.empty() && options_.root_pid > 0)
     setProfile(options_.root_pid, options_.root_profile);
+  if (options_.watched_umask) umask_.watchFrom(*options_.watched_umask);
   raw_.reserve(kPathMax);
   abs_.reserve(2 * kPathMax + 2);  // a base directory of up to PATH_MAX, plus the argument
 }
@@ -169,6 +167,7 @@ void NotifyHandler::dispatch(Call& c) {
       return handleXattr(c, d.dirfd, d.path, d.arg, d.value, d.size, d.flags, d.follow, d.remove);
     case CallKind::Exec: return handleExec(c, d.dirfd, d.path, d.arg, d.flags);
     case CallKind::Socket: return handleSocket(c, d);
+    case CallKind::Umask: return handleUmask(c, d.mode);
     case CallKind::Unsupported: return;  // answered ENOSYS by handleOne
   }
 }
@@ -484,6 +483,7 @@ void NotifyHandler::handleOpen(Call& c, int dirfd, uint64_t path, int flags, uns
       reopen.mode = mode;
       reopen.creat = creat;
       reopen.tid = c.tid;
+      reopen.umask = &umask_;
       const int fd = reopen(O_NONBLOCK);
       if (fd != -ELOOP) {
         record(c, op, abs_, decision);
@@ -508,7 +508,7 @@ void NotifyHandler::handleOpen(Call& c, int dirfd, uint64_t path, int flags, uns
     const int base_flags = flags & static_cast<int>(kOpenFlags);
     if (tmpfile) {
       if (!target.object) return finish(c, -ENOENT);
-      int fd = ::openat(target.object.get(), ".", base_flags | O_CLOEXEC, mode & ~targetUmask(c.tid));
+      int fd = ::openat(target.object.get(), ".", base_flags | O_CLOEXEC, mode & ~umask_.of(c.tid));
       return injectOpened(c, fd < 0 ? -errno : fd, flags | O_NONBLOCK, nullptr);
     }
     if (target.object) {
@@ -529,7 +529,7 @@ void NotifyHandler::handleOpen(Call& c, int dirfd, uint64_t path, int flags, uns
     // O_NOFOLLOW: if a symlink appeared at the name since we looked, do not
     // follow it to somewhere we did not decide on; re-resolve instead.
     int fd = ::openat(target.parent.get(), target.name.c_str(), base_flags | O_NOFOLLOW | O_CLOEXEC,
-                      mode & ~targetUmask(c.tid));
+                      mode & ~umask_.of(c.tid));
     if (fd < 0 && errno == ELOOP && !(flags & O_NOFOLLOW)) continue;
     // A new file is never a FIFO: no blocking open to fear.
     return injectOpened(c, fd < 0 ? -errno : fd, flags | O_NONBLOCK, nullptr);
@@ -548,7 +548,7 @@ int NotifyHandler::Reopen::operator()(int extra) const {
   // first and read the target's umask only for a real create.
   int fd = -ENOENT;
   if (!(flags & O_EXCL)) fd = openNoSymlinks(path, (flags & ~O_CREAT) | extra);
-  if (fd == -ENOENT && creat) fd = openNoSymlinks(path, flags | extra, mode & ~targetUmask(tid));
+  if (fd == -ENOENT && creat) fd = openNoSymlinks(path, flags | extra, mode & ~umask->of(tid));
   return fd;
 }
 
@@ -676,7 +676,7 @@ void NotifyHandler::handleCreate(Call& c, int dirfd, uint64_t path, unsigned mod
   if (!permit(c, Operation::Write, target.real_path)) return;
   if (target.object) return finish(c, -EEXIST);
   if (!target.parent) return finish(c, -EEXIST);
-  const mode_t umask = targetUmask(c.tid);
+  const mode_t umask = umask_.of(c.tid);
   long rc;
   if (kind == S_IFDIR) {
     rc = ::mkdirat(target.parent.get(), target.name.c_str(), mode & ~umask & 07777);
@@ -685,6 +685,13 @@ void NotifyHandler::handleCreate(Call& c, int dirfd, uint64_t path, unsigned mod
     rc = ::mknodat(target.parent.get(), target.name.c_str(), type | (mode & ~umask & 07777), dev);
   }
   finish(c, rc < 0 ? -errno : 0);
+}
+
+// umask(2), watched, not decided (target_umask.h): recorded before it runs.
+void NotifyHandler::handleUmask(Call& c, unsigned mask) {
+  umask_.sawSet(static_cast<mode_t>(mask));
+  c.answered = true;
+  answer_.proceed(c.req.id);
 }
 
 void NotifyHandler::handleRemove(Call& c, int dirfd, uint64_t path, int flags) {

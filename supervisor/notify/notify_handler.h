@@ -19,6 +19,7 @@
 #include <atomic>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -30,6 +31,7 @@
 #include "supervisor/proc/process_info.h"
 #include "supervisor/notify/syscall_answer.h"
 #include "supervisor/notify/target_path.h"
+#include "supervisor/notify/target_umask.h"
 #include "tracer/seccomp/notify.h"
 #include "tracer/bpf/proc_tracker.h"
 
@@ -62,6 +64,10 @@ struct NotifyOptions {
   // the rename; the walk then sees every entry the rename moves. An error
   // refuses the rename. Unset: creates are notified and wait for this thread.
   std::function<Result<std::shared_ptr<void>>(int dir_fd)> hold_moving_directory;
+  // The command's umask at start, where the filter notifies every umask(2)
+  // of its tree (tracer::notifiesUmask): creates apply it without reading
+  // the thread's until the tree sets another (target_umask.h).
+  std::optional<mode_t> watched_umask;
 };
 
 class NotifyHandler {
@@ -135,6 +141,7 @@ class NotifyHandler {
                    int flags, bool follow, bool remove);
   void handleExec(Call& call, int dirfd, uint64_t path, uint64_t argv, int flags);
   void handleSocket(Call& call, const DecodedCall& decoded);
+  void handleUmask(Call& call, unsigned mask);
   // The interpreters of a script (its "#!" chain) by the exec rules; on a
   // denial answers EACCES and returns false.
   bool permitInterpreters(Call& call, const ResolvedPath& binary);
@@ -187,6 +194,7 @@ class NotifyHandler {
     unsigned mode = 0;
     bool creat = false;     // may create: the target's umask applies
     pid_t tid = 0;
+    const TargetUmask* umask = nullptr;  // the handler's: set where `creat`
     int operator()(int extra_flags) const;
   };
   // Hands an fd opened for the target to it (ADDFD|SEND); see the .cpp for
@@ -209,6 +217,7 @@ class NotifyHandler {
   AuditLog& audit_;
   NotifyOptions options_;
   ProcessCache processes_;
+  TargetUmask umask_;  // what emulated creates apply
   bool has_profiles_ = false;
   // Records the profile of process `tgid` (with its start time, see profileOf).
   void setProfile(pid_t tgid, std::string_view profile);

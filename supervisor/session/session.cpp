@@ -53,6 +53,7 @@
 #include "tracer/mount_floor.h"
 #include "tracer/probe.h"
 #include "tracer/seccomp/notify.h"
+#include "tracer/seccomp/seccomp_filter.h"
 #include "tracer/seccomp/seccomp_programs.h"
 
 extern char** environ;
@@ -115,6 +116,7 @@ struct SessionState {
   std::optional<tracer::MountFloorPlan> mount_floor;
   std::string mount_floor_error;  // empty: not needed, or planned
   std::string process_root;       // the command's root as we name it, read once it is set up
+  mode_t command_umask = 022;     // the command's at start: it was cloned with ours
   // The command's own mount namespace, where the protected names get bound
   // read-only so that the kernel re-checks the write opens the handler lets
   // through (write_recheck.h); the binding runs once the command does.
@@ -686,7 +688,7 @@ StepResult awaitChildSetUp(SessionState& s) {
   s.staging.reset();  // the child has pivoted out of it
   ::signal(SIGPIPE, SIG_IGN);
   lowerOwnCapabilities(s.keep_capabilities);
-  ::umask(0);  // emulated creates apply the target's umask themselves
+  s.command_umask = ::umask(0);  // emulated creates apply the target's umask themselves
   return kNext;
 }
 
@@ -702,6 +704,7 @@ NotifyOptions notifyOptionsFor(SessionState& s) {
   if (s.cgroup) notify_options.session_cgroup = s.cgroup_name;
   notify_options.process_root = s.process_root;
   notify_options.exec_recheck = s.proc->recheck();
+  if (tracer::notifiesUmask(s.compiled.seccomp)) notify_options.watched_umask = s.command_umask;
   if (s.lsm) {  // the LSM switches profiles at exec, unseen here
     notify_options.profile_of = [&lsm = s.lsm](pid_t tgid) {
       auto profile = lsm->filter().taskProfile(tgid);

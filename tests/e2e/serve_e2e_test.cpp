@@ -214,6 +214,26 @@ TEST_F(Serve, ExitCodesAndSignalsAreTheCommands) {
   EXPECT_EQ(out.err, "err\n");
 }
 
+// The client's umask is the command's, in what the supervisor creates for
+// it (target_umask.h): the daemon's runner takes it from the request.
+TEST_F(Serve, CreatesApplyTheClientsUmask) {
+  startDaemon();
+  CommandOptions options;
+  options.cwd = ws_;
+  auto r = runCommand({"/bin/sh", "-c", "umask 027 && exec \"$@\"", "sh", kSupervise, "exec",
+                       "--socket", socket_, "--", "sh", "-c",
+                       "echo > client.txt; mkdir clientdir; umask 077; echo > set.txt"},
+                      dir_ + "/umask", options);
+  ASSERT_EQ(r.status, 0) << r.describe();
+  const std::pair<const char*, unsigned> expected[] = {
+      {"client.txt", 0640}, {"clientdir", 0750}, {"set.txt", 0600}};
+  for (const auto& [name, mode] : expected) {
+    struct stat st;
+    ASSERT_EQ(::stat((ws_ + "/" + name).c_str(), &st), 0) << name;
+    EXPECT_EQ(st.st_mode & 0777, mode) << name;
+  }
+}
+
 // Profiles are entered by the exec rules, through the daemon as with `--`,
 // or named by the client (--profile).
 TEST_F(Serve, ACommandSwitchesProfileThroughTheDaemon) {

@@ -180,6 +180,7 @@ struct RunOptions {
   std::vector<std::string> env;  // extra NAME=value entries
   std::string netns;             // a netns file (/run/netns/X) to enter before exec
   int timeout_ms = kDefaultTimeoutMs;
+  int umask = -1;                // supervise's umask (-1: the test's)
 };
 
 struct RunResult {
@@ -207,8 +208,10 @@ class Child {
     cenv.push_back(nullptr);
     const char* cwd = options.cwd.empty() ? nullptr : options.cwd.c_str();
     const char* netns = options.netns.empty() ? nullptr : options.netns.c_str();
+    const int mask = options.umask;
     pid_ = ::fork();
     if (pid_ == 0) {
+      if (mask >= 0) ::umask(static_cast<mode_t>(mask));
       if (netns) {
         int fd = ::open(netns, O_RDONLY | O_CLOEXEC);
         if (fd < 0 || ::setns(fd, CLONE_NEWNET) != 0) ::_exit(121);
@@ -1700,6 +1703,29 @@ TEST_F(Emulation, CreatesHonourTheCommandsUmask) {
   EXPECT_EQ(st.st_mode & 0777, 0600u);
   ASSERT_EQ(::stat(ws("privdir").c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0700u);
+}
+
+// The umask the command starts with applies without a look at each
+// creator's (supervisor/notify/target_umask.h) until the tree sets another:
+// then each create applies its creator's, in the process that set it, its
+// children, and the processes that never did.
+TEST_F(Emulation, CreatesApplyTheStartUmaskUntilTheTreeSetsAnother) {
+  RunOptions options;
+  options.umask = 027;
+  auto r = supervise({}, {"bash", "-c",
+                          "echo > start.txt; mkdir startdir; "
+                          "(umask 077; echo > set.txt; bash -c 'echo > child.txt'); "
+                          "echo > after.txt; umask 002; echo > last.txt"},
+                     options);
+  ASSERT_EQ(r.status, 0) << r.describe();
+  const std::pair<const char*, unsigned> expected[] = {
+      {"start.txt", 0640}, {"startdir", 0750}, {"set.txt", 0600},
+      {"child.txt", 0600}, {"after.txt", 0640}, {"last.txt", 0664}};
+  for (const auto& [name, mode] : expected) {
+    struct stat st;
+    ASSERT_EQ(::stat(ws(name).c_str(), &st), 0) << name;
+    EXPECT_EQ(st.st_mode & 0777, mode) << name;
+  }
 }
 
 // Audit mode never blocks: the connect to the test host goes through, and the

@@ -4,6 +4,7 @@
 #include "supervisor/notify/notify_decode.h"
 
 #include <gtest/gtest.h>
+#include <algorithm>
 #include <linux/audit.h>
 #include <sys/syscall.h>
 
@@ -30,7 +31,7 @@ TEST(NotifyDecode, EverySyscallThePlanNotifiesIsDecoded) {
   all.notify_links_renames_and_attrs = true;
   all.notify_socket_families = true;
   const std::vector<int> nrs = tracer::notifiedSyscalls(all);
-  EXPECT_EQ(nrs.size(), 41u) << "a syscall joined or left the plan: check decodeCall()";
+  EXPECT_EQ(nrs.size(), 42u) << "a syscall joined or left the plan: check decodeCall()";
   for (int nr : nrs) {
     const DecodedCall d = decodeCall(request(nr));
     EXPECT_NE(d.kind, CallKind::Unsupported) << "syscall " << nr << " is notified but unknown";
@@ -46,6 +47,22 @@ TEST(NotifyDecode, SocketArgumentsAreTheLowHalves) {
   EXPECT_EQ(d.sock_type, 0x80001);
   EXPECT_EQ(d.protocol, 9);
   EXPECT_STREQ(decodeCall(request(SYS_socketpair, {1, 1, 0})).name, "socketpair");
+}
+
+// umask(2) is watched wherever creates are notified, never alone.
+TEST(NotifyDecode, UmaskIsNotifiedWithTheCreatesAndCarriesItsMask) {
+  policy::SeccompPlan plan;
+  plan.notify_write_opens = false;
+  plan.notify_links_renames_and_attrs = plan.notify_read_opens = true;
+  auto nrs = tracer::notifiedSyscalls(plan);
+  EXPECT_EQ(std::count(nrs.begin(), nrs.end(), SYS_umask), 0);
+  plan.notify_write_opens = true;
+  nrs = tracer::notifiedSyscalls(plan);
+  EXPECT_EQ(std::count(nrs.begin(), nrs.end(), SYS_umask), 1);
+  const DecodedCall d = decodeCall(request(SYS_umask, {kHigh | 027}));
+  EXPECT_EQ(d.kind, CallKind::Umask);
+  EXPECT_STREQ(d.name, "umask");
+  EXPECT_EQ(d.mode, 027u);
 }
 
 TEST(NotifyDecode, OtherSyscallsAreUnsupported) {

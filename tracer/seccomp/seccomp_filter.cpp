@@ -115,6 +115,10 @@ constexpr Sys kNotifyMutating[] = {
     {"fchown", __NR_fchown},
 };
 
+// Watched, not decided: the handler records the tree's umasks (notifiesUmask).
+// A rare call (tar x, install); each costs one notification.
+constexpr Sys kUmask{"umask", __NR_umask};
+
 // Renames, hard links and attribute changes, also notified alone
 // (plan.notify_links_renames_and_attrs) when a BPF LSM decides the rest. A
 // rename of a directory renames every path below it, and path_rename judges
@@ -277,6 +281,7 @@ std::vector<int> notifiedSyscalls(const policy::SeccompPlan& plan) {
     add({{"open", __NR_open}, {"openat", __NR_openat}, {"openat2", __NR_openat2}});
   if (plan.notify_write_opens)
     for (const Sys& sys : kNotifyMutating) nrs.push_back(sys.nr);
+  if (notifiesUmask(plan)) nrs.push_back(kUmask.nr);
   if (plan.notify_write_opens || plan.notify_links_renames_and_attrs)
     for (const Sys& sys : kNotifyRenamesLinksAndAttrs) nrs.push_back(sys.nr);
   if (plan.notify_exec) add({{"execve", __NR_execve}, {"execveat", __NR_execveat}});
@@ -354,6 +359,7 @@ Result<std::vector<sock_filter>> buildSeccompFilter(const policy::SeccompPlan& p
   if (plan.notify_write_opens || plan.notify_links_renames_and_attrs) {
     for (const Sys& sys : kNotifyRenamesLinksAndAttrs) SV_TRY(addRule(c, SCMP_ACT_NOTIFY, sys));
   }
+  if (notifiesUmask(plan)) SV_TRY(addRule(c, SCMP_ACT_NOTIFY, kUmask));
   if (plan.notify_exec) {
     SV_TRY(addRule(c, SCMP_ACT_NOTIFY, Sys{"execve", __NR_execve}));
     SV_TRY(addRule(c, SCMP_ACT_NOTIFY, Sys{"execveat", __NR_execveat}));

@@ -22,17 +22,23 @@
 namespace sv::tracer {
 
 // Parent side, not async-signal-safe (libseccomp allocates). Honours
-// plan.notify_write_opens (write-intent open/openat/creat, openat2 and the
-// path-mutating syscalls), plan.notify_read_opens (every open/openat/openat2),
-// plan.notify_exec (execve/execveat) and plan.allow_user_namespaces
-// (clone/unshare with CLONE_NEWUSER). clone3 always fails with ENOSYS: its
-// flags live in memory the filter cannot read, and glibc falls back to clone().
+// plan.notify_write_opens (write-intent open/openat/creat, openat2, the
+// path-mutating syscalls, and umask: notifiesUmask), plan.notify_read_opens
+// (every open/openat/openat2), plan.notify_exec (execve/execveat) and
+// plan.allow_user_namespaces (clone/unshare with CLONE_NEWUSER). clone3
+// always fails with ENOSYS: its flags live in memory the filter cannot read,
+// and glibc falls back to clone().
 Result<std::vector<sock_filter>> buildSeccompFilter(const policy::SeccompPlan& plan);
 
 // The syscall numbers buildSeccompFilter(plan) sends to user-notify (open and
 // openat only with write intent unless plan.notify_read_opens). The
 // supervisor's decoder must know every one (supervisor/notify/notify_decode.h).
 std::vector<int> notifiedSyscalls(const policy::SeccompPlan& plan);
+
+// umask(2) is notified, to be watched rather than decided, wherever creates
+// are: the supervisor creates for the tree and applies the creator's umask
+// (supervisor/notify/target_umask.h).
+inline bool notifiesUmask(const policy::SeccompPlan& plan) { return plan.notify_write_opens; }
 
 // In the child after fork: installs `prog` with SECCOMP_FILTER_FLAG_NEW_LISTENER
 // and returns the listener fd, or -errno. Sets PR_SET_NO_NEW_PRIVS first (the
