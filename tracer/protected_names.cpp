@@ -53,6 +53,17 @@ Kind kindOf(fs::file_type type) {
   }
 }
 
+// An entry's own type (a symlink's, not its target's), from the listing's
+// d_type where the filesystem fills it in: no lstat per entry (a /tmp of
+// thousands of entries costs as many syscalls at every start). libstdc++'s
+// symlink_status() always asks the kernel; these observers use the cache.
+fs::file_type ownType(const fs::directory_entry& entry, std::error_code& ec) {
+  if (entry.is_symlink(ec)) return fs::file_type::symlink;
+  if (!ec && entry.is_directory(ec)) return fs::file_type::directory;
+  if (!ec && entry.is_regular_file(ec)) return fs::file_type::regular;
+  return ec ? fs::file_type::not_found : fs::file_type::unknown;  // a fifo, socket or device
+}
+
 void note(ProtectedNames& out, std::string path, Kind kind) {
   if (kind == Kind::Bind) out.paths.push_back(std::move(path));
   if (kind == Kind::Unbindable && out.unbindable.empty()) out.unbindable = std::move(path);
@@ -93,7 +104,7 @@ void walkFrom(const std::string& start, const std::set<std::string>& other_start
       --budget;
       std::string path = it->path().string();
       std::error_code gone;
-      const auto type = it->symlink_status(gone).type();
+      const auto type = ownType(*it, gone);
       if (gone) continue;
       if (matches(path))
         note(out, std::move(path), kindOf(type));

@@ -76,8 +76,16 @@ class WriteRecheckTest : public testing::Test {
 TEST_F(WriteRecheckTest, TheDefaultPresetBindsTheProtectedNamesThatExist) {
   if (!mountsPossible()) GTEST_SKIP() << "needs CAP_SYS_ADMIN";
   load("");
+  // A symlink is judged by where it leads: neither bound nor entered (the
+  // listing's d_type says so, tracer/protected_names.cpp).
+  ASSERT_EQ(::symlink("a.txt", p("ws/src/.env.link").c_str()), 0);
+  ASSERT_EQ(::symlink("..", p("ws/src/up").c_str()), 0);
   auto names = plan();
   ASSERT_TRUE(names.ok()) << names.error().message();
+  EXPECT_EQ(std::find(names->paths.begin(), names->paths.end(), p("ws/src/.env.link")),
+            names->paths.end());
+  for (const auto& path : names->paths)
+    EXPECT_EQ(path.find("/up/"), std::string::npos) << path << ": reached through a symlink";
   for (const char* rel : {"ws/.env", "ws/.env.local", "ws/.git/config", "ws/.git/hooks"})
     EXPECT_NE(std::find(names->paths.begin(), names->paths.end(), p(rel)), names->paths.end())
         << rel;
