@@ -81,12 +81,28 @@ std::string missingScopes() {
   return "";
 }
 
-std::string prog(const std::string& name) {
-  static const std::string dir = [] {
+// The copies' directory, removed when the test process ends: CTest runs each
+// case in a process of its own, and a /tmp full of them slows every
+// session's walk for protected names below it.
+class ProgsDir {
+ public:
+  ProgsDir() {
     char tmpl[] = "/tmp/sv-escape-progs-XXXXXX";
-    return std::string(::mkdtemp(tmpl) ? tmpl : "/tmp");
-  }();
-  const std::string copy = dir + "/" + name;
+    if (::mkdtemp(tmpl)) path_ = tmpl;
+  }
+  ~ProgsDir() {
+    std::error_code ec;
+    if (!path_.empty()) fs::remove_all(path_, ec);
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+std::string prog(const std::string& name) {
+  static const ProgsDir dir;
+  const std::string copy = (dir.path().empty() ? "/tmp" : dir.path()) + "/" + name;
   std::error_code ec;
   if (!fs::exists(copy, ec)) fs::copy_file(std::string(kProgs) + "/" + name, copy, ec);
   return copy;
