@@ -119,6 +119,9 @@ ProcessEvents::~ProcessEvents() {
 
 void ProcessEvents::watch(Supervision& loop, tracer::ProcTracker& tracker) {
   loop.watchReadable(tracker.eventFd(), [this, &tracker] { drain(tracker); });
+  // Routine events wake nobody (bpf/progs/proc.bpf.c, sv_proc_submit): they
+  // are taken here, by whoever needs the table first, and at the end.
+  loop.addTimer(kDrainPeriodMs, [this, &tracker] { drain(tracker); });
   loop.atStop([this, &tracker] { drain(tracker); });
 }
 

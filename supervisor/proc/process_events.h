@@ -87,8 +87,10 @@ class ProcessEvents {
   ProcessEvents(const ProcessEvents&) = delete;  // the session cache points here
   ProcessEvents& operator=(const ProcessEvents&) = delete;
 
-  // Drains `tracker` on the loop whenever it has events, and once at the end.
+  // Drains `tracker` on the loop when it wakes it (a refused exec, a
+  // quarter-full ring), every kDrainPeriodMs, and once at the end.
   void watch(Supervision& loop, tracer::ProcTracker& tracker);
+  static constexpr uint64_t kDrainPeriodMs = 100;
 
   // One tracker event: updates the table, emits what it warrants. Never throws.
   void onEvent(const tracer::ProcEvent& event) noexcept;
