@@ -45,6 +45,7 @@
 #include "tracer/ptrace/trace_filter.h"
 #include "supervisor/session/watchdog.h"
 #include "supervisor/session/write_recheck.h"
+#include "tracer/bpf/exec_file_id.h"
 #include "tracer/bpf/net_filter.h"
 #include "tracer/capabilities.h"
 #include "common/kernel_abi.h"
@@ -660,6 +661,23 @@ StepResult emitSessionStart(SessionState& s) {
   return kNext;
 }
 
+// Where the command has a mount namespace of its own (the write re-check's,
+// the mount floor's), the files it execs sit on mounts with other ids than
+// ours: the exec re-check's file identities look those up in its mount
+// table too (tracer/bpf/exec_file_id.h). Without it a btrfs file's device
+// would come from stat, which is not the superblock's there.
+Status shareMountTableOf(pid_t pid) {
+  const std::string proc = "/proc/" + std::to_string(pid);
+  struct stat ours {}, its {};
+  if (::stat("/proc/self/ns/mnt", &ours) != 0) return errnoError("stat /proc/self/ns/mnt");
+  if (::stat((proc + "/ns/mnt").c_str(), &its) != 0) return errnoError("stat " + proc + "/ns/mnt");
+  if (ours.st_ino == its.st_ino && ours.st_dev == its.st_dev) return {};
+  UniqueFd mountinfo(::open((proc + "/mountinfo").c_str(), O_RDONLY | O_CLOEXEC));
+  if (!mountinfo) return errnoError("open " + proc + "/mountinfo");
+  tracer::addMountNamespace(std::move(mountinfo));
+  return {};
+}
+
 // Only once the child is cloned (it copied our fds, signal dispositions,
 // umask): an ignored SIGPIPE would survive its execve. From here on the
 // supervisor acts for the command and must not be mightier than it.
@@ -676,6 +694,7 @@ StepResult awaitChildSetUp(SessionState& s) {
   if (!root) return cannotStart(root.error());
   s.process_root = std::move(*root);
   s.processes.setProcessRoot(s.process_root);
+  if (auto shared = shareMountTableOf(s.launched->pid); !shared) return cannotStart(shared.error());
   // The handler's opens then walk the command's mounts, where the protected
   // names are bound: an fd it hands over never leads past a bind.
   if (s.write_recheck_plan) {

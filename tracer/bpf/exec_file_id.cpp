@@ -3,12 +3,14 @@
 
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
 #include <mutex>
 #include <string_view>
 #include <unordered_map>
+#include <vector>
 
 #include "tracer/mountinfo.h"
 #include "common/read_file.h"
@@ -24,6 +26,18 @@ long long procField(std::string_view text, std::string_view key) {
     at += key.size();
   }
   return -1;
+}
+
+// All of a seq file (a /proc mountinfo) from its start.
+Result<std::string> preadAll(int fd) {
+  std::string text;
+  char buf[16384];
+  for (ssize_t n; (n = ::pread(fd, buf, sizeof buf, off_t(text.size()))) != 0;) {
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return errnoError("read a mountinfo");
+    text.append(buf, size_t(n));
+  }
+  return text;
 }
 
 // mount id → super_block.s_dev, from mountinfo's "major:minor" (sb->s_dev
@@ -42,14 +56,21 @@ class MountDevs {
     if (auto it = devs_.find(mnt_id); it != devs_.end()) return it->second;
     auto text = readWholeFile("/proc/self/mountinfo");
     if (!text) return text.error();
+    devs_.clear();
     parse(*text);
+    for (const UniqueFd& other : namespaces_)
+      if (auto more = preadAll(other.get())) parse(*more);
     if (auto it = devs_.find(mnt_id); it != devs_.end()) return it->second;
-    return Error{ENOENT, "mount " + std::to_string(mnt_id) + " not in /proc/self/mountinfo"};
+    return Error{ENOENT, "mount " + std::to_string(mnt_id) + " in no mountinfo we read"};
+  }
+
+  void addNamespace(UniqueFd mountinfo) {
+    std::lock_guard lock(mu_);
+    namespaces_.push_back(std::move(mountinfo));
   }
 
  private:
   void parse(std::string_view rest) {
-    devs_.clear();
     while (!rest.empty()) {
       const size_t nl = rest.find('\n');
       const std::string_view line = rest.substr(0, nl);
@@ -65,6 +86,7 @@ class MountDevs {
   std::mutex mu_;
   bool primed_ = false;
   std::unordered_map<long long, uint32_t> devs_;
+  std::vector<UniqueFd> namespaces_;  // other namespaces' mountinfo (addMountNamespace)
 };
 
 MountDevs& mountDevs() {
@@ -73,6 +95,8 @@ MountDevs& mountDevs() {
 }
 
 }  // namespace
+
+void addMountNamespace(UniqueFd mountinfo) { mountDevs().addNamespace(std::move(mountinfo)); }
 
 Result<ExecFileId> execFileIdOf(int fd) {
   char path[64];

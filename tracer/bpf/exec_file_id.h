@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "common/result.h"
+#include "common/unique_fd.h"
 
 namespace sv::tracer {
 
@@ -22,5 +23,12 @@ struct ExecFileId {
 // overlayfs) and s_dev from the mount's major:minor in /proc/self/mountinfo
 // (exact, where stat's st_dev differs, e.g. btrfs subvolumes). Thread-safe.
 Result<ExecFileId> execFileIdOf(int fd);
+
+// The mount table of another mount namespace whose files execFileIdOf() is
+// handed: the command's own (the write re-check's, the mount floor's), where
+// the same superblocks have other mount ids than in ours. `mountinfo` is an
+// fd of its /proc/PID/mountinfo, which reads that namespace afresh at each
+// pread, even once PID is gone. Thread-safe.
+void addMountNamespace(UniqueFd mountinfo);
 
 }  // namespace sv::tracer
