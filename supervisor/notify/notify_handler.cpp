@@ -58,22 +58,11 @@ std::string_view verb(Operation op) {
   return "access to";
 }
 
-// The number in the `key` line (e.g. "Tgid") of /proc/TID/status, in `base`;
-// or `fallback` when the thread is gone or the line is missing.
-long statusField(pid_t tid, const char* key, int base, long fallback) {
-  char path[64];
-  std::snprintf(path, sizeof path, "/proc/%d/status", tid);
-  char buf[2048];
-  const ssize_t n = readFilePrefix(path, buf, sizeof buf);
-  if (n < 0) return fallback;
-  return procStatusNumber<long>(std::string_view(buf, size_t(n)), key, 0, base).value_or(fallback);
-}
-
 // The process (thread group) a thread belongs to; the tid itself when that
 // can't be read. Profiles belong to processes: a thread of a process that
 // switched profile must get that profile, and after exec by any thread the
 // process keeps the thread group's id.
-pid_t threadGroupOf(pid_t tid) { return static_cast<pid_t>(statusField(tid, "Tgid", 10, tid)); }
+pid_t threadGroupOf(pid_t tid) { return static_cast<pid_t>(readStatusNumber(tid, "Tgid", 10, tid)); }
 
 // The fields every user-notify decision event has; `err` is returned when enforced.
 void fillDecision(AuditEvent& ev, const seccomp_data& data, const char* category,

@@ -124,6 +124,15 @@ int readParentPid(int pid) {
   return readStatNumbers(pid, &ppid, nullptr) ? ppid : -1;
 }
 
+long readStatusNumber(int tid, const char* key, int base, long fallback) {
+  char path[64];
+  std::snprintf(path, sizeof path, "/proc/%d/status", tid);
+  char buf[2048];
+  const ssize_t n = readFilePrefix(path, buf, sizeof buf);
+  if (n < 0) return fallback;
+  return procStatusNumber<long>(std::string_view(buf, size_t(n)), key, 0, base).value_or(fallback);
+}
+
 ProcessInfo readProcessInfo(int pid, int tid, std::string_view process_root) {
   ProcessInfo info;
   info.pid = pid;

@@ -32,6 +32,10 @@ ProcessInfo readProcessInfo(int pid, int tid, std::string_view process_root = {}
 uint64_t readStartTime(int pid);
 // Only the parent pid (one small read), for walking up the tree. -1 if gone.
 int readParentPid(int pid);
+// The number in the `key` line (e.g. "Tgid", "Umask") of /proc/TID/status,
+// in `base` (one small read, no allocation: the decision path); `fallback`
+// when the thread is gone or the line is missing.
+long readStatusNumber(int tid, const char* key, int base, long fallback);
 
 // LRU cache of ProcessInfo. Not thread-safe: used from the supervisor loop.
 class ProcessCache {
