@@ -8,6 +8,8 @@
 //                     reader called per event reuses its capacity (/proc/PID);
 //   readFilePrefix()  into a caller's stack buffer, no allocation at all
 //                     (the decision path: /proc/TID/status, /proc/PID/stat).
+// The last two also read `name` under an open directory (the `At` forms), as
+// the readers of one process's /proc directory do.
 // Every open is O_NONBLOCK | O_NOCTTY: a FIFO or a terminal named where a
 // file is expected must not hang or adopt us.
 #pragma once
@@ -26,8 +28,8 @@
 namespace sv {
 
 namespace detail {
-inline int openForReading(const char* path) {
-  return ::open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+inline int openForReading(const char* path, int dirfd = AT_FDCWD) {
+  return ::openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 }
 }  // namespace detail
 
@@ -59,10 +61,13 @@ inline Result<std::string> readWholeFile(const std::string& path, size_t max_byt
 
 // The file's first max_bytes bytes (all of it when shorter) into `out`,
 // whose capacity is reused. False when it can't be opened or read (a process
-// that exited while we read: ESRCH).
-inline bool readFileInto(const std::string& path, std::string& out, size_t max_bytes) {
+// that exited while we read: ESRCH). A procfs file shorter than what was
+// asked for hands out all it has in one read: with `short_read_ends`, a read
+// that returns less than asked ends it without a read of EOF.
+inline bool readFileIntoAt(int dirfd, const char* name, std::string& out, size_t max_bytes,
+                           bool short_read_ends = false) {
   out.clear();
-  UniqueFd fd(detail::openForReading(path.c_str()));
+  UniqueFd fd(detail::openForReading(name, dirfd));
   if (!fd) return false;
   char buf[4096];
   while (out.size() < max_bytes) {
@@ -73,16 +78,21 @@ inline bool readFileInto(const std::string& path, std::string& out, size_t max_b
     }
     if (n == 0) break;
     out.append(buf, size_t(n));
+    if (short_read_ends && size_t(n) < sizeof buf) break;
   }
   if (out.size() > max_bytes) out.resize(max_bytes);
   return true;
 }
 
+inline bool readFileInto(const std::string& path, std::string& out, size_t max_bytes) {
+  return readFileIntoAt(AT_FDCWD, path.c_str(), out, max_bytes);
+}
+
 // One read of at most size - 1 bytes into buf, NUL-terminated: the length, or
 // -1 when the file can't be opened or read or is empty. procfs hands out a
 // small file whole in one read.
-inline ssize_t readFilePrefix(const char* path, char* buf, size_t size) {
-  UniqueFd fd(detail::openForReading(path));
+inline ssize_t readFilePrefixAt(int dirfd, const char* name, char* buf, size_t size) {
+  UniqueFd fd(detail::openForReading(name, dirfd));
   if (!fd || size == 0) return -1;
   ssize_t n;
   do {
@@ -91,6 +101,10 @@ inline ssize_t readFilePrefix(const char* path, char* buf, size_t size) {
   if (n <= 0) return -1;
   buf[n] = '\0';
   return n;
+}
+
+inline ssize_t readFilePrefix(const char* path, char* buf, size_t size) {
+  return readFilePrefixAt(AT_FDCWD, path, buf, size);
 }
 
 }  // namespace sv

@@ -18,6 +18,7 @@
 
 #include "common/proc_status.h"
 #include "common/read_file.h"
+#include "common/unique_fd.h"
 #include "policy/path.h"
 #include "supervisor/audit/limits.h"
 
@@ -30,13 +31,6 @@ namespace {
 // here is always one the encoder sees and flags as `truncated`.
 constexpr size_t kMaxCmdlineBytes = 2 * kAuditMaxArgvBytes;
 static_assert(kMaxCmdlineBytes > kAuditMaxArgvBytes + kAuditMaxArgs);
-
-std::string readLink(const std::string& path) {
-  char buf[PATH_MAX];
-  ssize_t n = ::readlink(path.c_str(), buf, sizeof buf);
-  if (n < 0) return {};
-  return std::string(buf, size_t(n));
-}
 
 struct StatFields {
   std::string comm;
@@ -133,16 +127,38 @@ long readStatusNumber(int tid, const char* key, int base, long fallback) {
   return procStatusNumber<long>(std::string_view(buf, size_t(n)), key, 0, base).value_or(fallback);
 }
 
+static std::string readLinkAt(int dirfd, const char* name) {
+  char buf[PATH_MAX];
+  const ssize_t n = ::readlinkat(dirfd, name, buf, sizeof buf);
+  if (n < 0) return {};
+  return std::string(buf, size_t(n));
+}
+
 ProcessInfo readProcessInfo(int pid, int tid, std::string_view process_root) {
   ProcessInfo info;
   info.pid = pid;
   info.tid = tid > 0 ? tid : pid;
   if (pid <= 0) return info;
-  const std::string proc = "/proc/" + std::to_string(pid);
-  const std::string task = proc + "/task/" + std::to_string(info.tid);
+  // Every read goes through one open /proc/PID (and /proc/PID/task/TID for
+  // another thread's fields): the first lookup of a new process's directory
+  // is most of what these reads cost (~40 us here, each later one 5-18 us),
+  // and a pid reused while we read fails the rest (ESRCH) instead of
+  // mixing two processes into one event.
+  char path[64];
+  std::snprintf(path, sizeof path, "/proc/%d", pid);
+  UniqueFd proc(::open(path, O_PATH | O_DIRECTORY | O_CLOEXEC));
+  if (!proc) return info;
+  UniqueFd task;
+  if (info.tid != pid) {
+    std::snprintf(path, sizeof path, "task/%d", info.tid);
+    task.reset(::openat(proc.get(), path, O_PATH | O_DIRECTORY | O_CLOEXEC));
+  }
+  // The thread's own files: the process's when it is the leader, or when the
+  // thread is gone.
+  const int thread = task ? task.get() : proc.get();
   std::string buf;
 
-  if (readFileInto(proc + "/stat", buf, 4096)) {
+  if (readFileIntoAt(proc.get(), "stat", buf, 4096, /*short_read_ends=*/true)) {
     StatFields f = parseStat(buf);
     if (f.ok) {
       info.ppid = f.ppid;
@@ -150,20 +166,24 @@ ProcessInfo readProcessInfo(int pid, int tid, std::string_view process_root) {
       info.comm = f.comm;
     }
   }
-  // comm is per thread; fall back to the process's when the thread is gone.
-  if (info.tid != pid && readFileInto(task + "/comm", buf, 64)) {
+  // comm is per thread.
+  if (task && readFileIntoAt(task.get(), "comm", buf, 64, true)) {
     if (!buf.empty() && buf.back() == '\n') buf.pop_back();
     info.comm = buf;
   }
   // Credentials are per thread too (setresuid in one thread via raw syscall).
-  if (readFileInto(task + "/status", buf, 16 * 1024) ||
-      readFileInto(proc + "/status", buf, 16 * 1024)) {
+  // Uid and Gid come in the first lines: a prefix is enough.
+  char status[2048];
+  if (readFilePrefixAt(thread, "status", status, sizeof status) > 0) {
     // "Uid:\t1000\t1000\t1000\t1000": real, effective, saved, filesystem.
-    if (auto v = procStatusNumber<uint32_t>(buf, "Uid", 0)) info.uid = *v;
-    if (auto v = procStatusNumber<uint32_t>(buf, "Uid", 1)) info.euid = *v;
-    if (auto v = procStatusNumber<uint32_t>(buf, "Gid", 0)) info.gid = *v;
+    const std::string_view text(status);
+    if (auto v = procStatusNumber<uint32_t>(text, "Uid", 0)) info.uid = *v;
+    if (auto v = procStatusNumber<uint32_t>(text, "Uid", 1)) info.euid = *v;
+    if (auto v = procStatusNumber<uint32_t>(text, "Gid", 0)) info.gid = *v;
   }
-  if (readFileInto(proc + "/cmdline", buf, kMaxCmdlineBytes)) {
+  // The kernel copies the whole argument area up to what was asked for, so
+  // a short read is the end.
+  if (readFileIntoAt(proc.get(), "cmdline", buf, kMaxCmdlineBytes, true)) {
     // NUL-separated, usually NUL-terminated; a process that rewrote its
     // argv area may leave no terminator.
     size_t start = 0;
@@ -174,12 +194,15 @@ ProcessInfo readProcessInfo(int pid, int tid, std::string_view process_root) {
       start = end + 1;
     }
   }
-  info.exe = readLink(proc + "/exe");
+  info.exe = readLinkAt(proc.get(), "exe");
   // The parent's binary tells "bash ran curl" from "node ran curl"; it may be
   // outside the supervised tree (the supervisor itself for the root process).
-  if (info.ppid > 0) info.parent_exe = readLink("/proc/" + std::to_string(info.ppid) + "/exe");
-  info.cwd = readLink(task + "/cwd");
-  if (info.cwd.empty()) info.cwd = readLink(proc + "/cwd");
+  if (info.ppid > 0) {
+    std::snprintf(path, sizeof path, "/proc/%d/exe", info.ppid);
+    info.parent_exe = readLinkAt(AT_FDCWD, path);
+  }
+  info.cwd = readLinkAt(thread, "cwd");
+  if (info.cwd.empty() && task) info.cwd = readLinkAt(proc.get(), "cwd");
   for (std::string* name : {&info.exe, &info.parent_exe, &info.cwd})
     policy::takePathInRoot(*name, process_root);
   return info;

@@ -3,11 +3,15 @@
 
 #include <gtest/gtest.h>
 #include <limits.h>
+#include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <condition_variable>
+#include <mutex>
 #include <cstdlib>
 #include <thread>
 
@@ -82,6 +86,62 @@ TEST(ProcessInfoTest, ReadsAnotherProcess) {
   EXPECT_EQ(p.exe, realPath("/bin/sleep"));
   EXPECT_EQ(p.cwd, "/tmp");
   EXPECT_EQ(p.argv, (std::vector<std::string>{"sleep", "30"}));
+}
+
+// A thread's comm and cwd are its own (cwd after unshare(CLONE_FS)); the
+// process's argv, exe and start time are the group's.
+TEST(ProcessInfoTest, ReadsAThreadsOwnCommAndCwd) {
+  pid_t tid = 0;
+  bool ready = false, done = false;
+  std::mutex m;
+  std::condition_variable cv;
+  std::thread worker([&] {
+    pthread_setname_np(pthread_self(), "sv-worker");
+    if (unshare(CLONE_FS) != 0 || chdir("/usr") != 0) tid = -1;
+    std::unique_lock lock(m);
+    if (tid == 0) tid = gettid();
+    ready = true;
+    cv.notify_all();
+    cv.wait(lock, [&] { return done; });
+  });
+  {
+    std::unique_lock lock(m);
+    cv.wait(lock, [&] { return ready; });
+  }
+  ASSERT_GT(tid, 0) << "unshare(CLONE_FS) or chdir failed";
+  ProcessInfo p = readProcessInfo(getpid(), tid);
+  {
+    std::lock_guard lock(m);
+    done = true;
+  }
+  cv.notify_all();
+  worker.join();
+  EXPECT_EQ(p.tid, tid);
+  EXPECT_EQ(p.comm, "sv-worker");
+  EXPECT_EQ(p.cwd, "/usr");
+  EXPECT_EQ(p.exe, readLinkOrEmpty("/proc/self/exe"));
+  EXPECT_EQ(p.start_time, readStartTime(getpid()));
+  EXPECT_EQ(p.argv, ::testing::internal::GetArgvs());
+}
+
+// An argv longer than one read's buffer is read whole (a short read ends it).
+TEST(ProcessInfoTest, ReadsAnArgvLongerThanOneRead) {
+  const std::string longArg(10000, 'x');
+  pid_t pid = fork();
+  if (pid == 0) {
+    setpgid(0, 0);  // its sleep goes with it
+    execl("/bin/sh", "sh", "-c", "sleep 30; :", "sh", longArg.c_str(), "end",
+          static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  ASSERT_GT(pid, 0);
+  const std::vector<std::string> want = {"sh", "-c", "sleep 30; :", "sh", longArg, "end"};
+  ProcessInfo p;
+  for (int i = 0; i < 200 && (p = readProcessInfo(pid, 0)).argv != want; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  kill(-pid, SIGKILL);
+  waitpid(pid, nullptr, 0);
+  EXPECT_EQ(p.argv, want);
 }
 
 TEST(ProcessInfoTest, DeadPidLeavesFieldsEmpty) {
