@@ -225,6 +225,11 @@ uint64_t AuditLog::emit(const AuditEvent& event) {
   return emitLocked(event);
 }
 
+bool AuditLog::encodes() const {
+  std::lock_guard lock(mu_);
+  return !closed_ && !sinks_.empty();
+}
+
 // The record for one sink: the JSON line as is, or wrapped in RFC 5424.
 // event == nullptr: a dropped record for this sink's current loss.
 std::string_view AuditLog::frame(Sink& sink, const AuditEvent* event, uint64_t seq, timespec now,

@@ -128,6 +128,10 @@ class AuditLog {
   // Assigns seq (1, 2, ... per session, gap-free) and time, encodes, queues
   // and tries a non-blocking write. Returns the seq. Never blocks, never throws.
   uint64_t emit(const AuditEvent& event);
+  // Whether an event emitted now is encoded (a sink is open): what an event
+  // needs only to be written, such as its process's /proc fields, is worth
+  // reading then and only then.
+  bool encodes() const;
 
   // Non-blocking: writes what the sinks take. True when nothing is pending.
   bool flush();

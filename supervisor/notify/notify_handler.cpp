@@ -189,7 +189,7 @@ void NotifyHandler::continueRechecked(Call& c, Operation op, std::string_view pa
                                       const policy::Decision& decision, int found) {
   // Looked up before the answer: once it runs, the process may exec.
   std::shared_ptr<const ProcessInfo> process;
-  if (options_.audit_allows) process = processes_.lookup(c.tgid, c.tid);
+  if (options_.audit_allows) process = processForEvent(c);
   c.answered = true;
   tracer::NotifyListener& listener = *answer_.listener();
   const Status taken = found < 0 ? listener.respondErrno(c.req.id, -found)
@@ -357,7 +357,7 @@ bool NotifyHandler::record(Call& c, Operation op, std::string_view real_path,
 
   uint64_t seq = 0;
   if (deny || options_.audit_allows || op == Operation::Exec) {
-    auto process = processes_.lookup(c.tgid, c.tid);
+    auto process = processForEvent(c);
     seq = emitDecision(c, op, real_path, decision, enforce, process.get());
   }
   if (deny) reportDenial(op, real_path, decision, enforce, seq);
@@ -366,6 +366,11 @@ bool NotifyHandler::record(Call& c, Operation op, std::string_view real_path,
     return false;
   }
   return true;
+}
+
+std::shared_ptr<const ProcessInfo> NotifyHandler::processForEvent(const Call& c) {
+  if (!audit_.encodes()) return nullptr;
+  return processes_.lookup(c.tgid, c.tid);
 }
 
 uint64_t NotifyHandler::emitDecision(Call& c, Operation, std::string_view real_path,
@@ -1192,7 +1197,7 @@ void NotifyHandler::handleSocket(Call& c, const DecodedCall& d) {
                  answer_.enforcedBy());
     ev.network.family = family;
     if (d.family == policy::kFamilyNetlink) ev.network.proto = policy::netlinkProtocolName(d.protocol);
-    auto process = processes_.lookup(c.tgid, c.tid);
+    auto process = processForEvent(c);
     ev.process = process.get();
     seq = audit_.emit(ev);
     ev.process = nullptr;

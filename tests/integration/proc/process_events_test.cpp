@@ -191,6 +191,33 @@ TEST_F(ProcessEventsTest, ExecDropsTheProcessFromTheSessionCache) {
   EXPECT_EQ(cache.reads(), 2u) << "read again from /proc after the exec";
 }
 
+// With no sink open, an exec's process is not read from /proc (the event
+// is never encoded): the table keeps the path as exec'd. With a sink, the
+// same live process is named by its /proc exe.
+TEST_F(ProcessEventsTest, ExecReadsProcOnlyForAnEventThatIsWritten) {
+  const pid_t self = ::getpid();
+  const uint64_t start = readStartTime(self);
+  ASSERT_GT(start, 0u);
+  char own[4096];
+  const ssize_t n = ::readlink("/proc/self/exe", own, sizeof own);
+  ASSERT_GT(n, 0);
+  const auto exeInTable = [&](AuditLog& log) {
+    ProcessEvents pe(log, {.quiet = true});
+    pe.onEvent(exec(self, 1, start, "/as/execd", {"x"}));
+    const ProcessRecord* r = pe.table().find(self);
+    return r ? r->exe : std::string("(no record)");
+  };
+  AuditLog silent(SessionInfo{.session_id = "s", .host = "h"});
+  ASSERT_FALSE(silent.encodes());
+  EXPECT_EQ(exeInTable(silent), "/as/execd");
+  AuditLog written(SessionInfo{.session_id = "s", .host = "h"});
+  AuditSinkConfig sinks;
+  sinks.paths = {path_};
+  ASSERT_TRUE(written.open(sinks).ok());
+  ASSERT_TRUE(written.encodes());
+  EXPECT_EQ(exeInTable(written), std::string(own, size_t(n)));
+}
+
 // A connect read after its process exited (python's last act before exit,
 // read by a slow supervisor) finds nothing in /proc: the cache asks the
 // table, which has what the kernel reported at the exec — also after the

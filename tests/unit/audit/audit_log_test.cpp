@@ -162,6 +162,18 @@ TEST(AuditLogTest, WithoutSinksEveryDecisionIsStillCounted) {
   EXPECT_EQ(c.dropped, 0u);
 }
 
+// encodes(): whether an event emitted now is written somewhere, which is
+// what the handlers ask before reading a process's /proc fields for it.
+TEST(AuditLogTest, EncodesOnlyWhileASinkIsOpen) {
+  TempDir dir;
+  AuditLog log(SessionInfo{"s", "h"});
+  EXPECT_FALSE(log.encodes()) << "no sink yet";
+  ASSERT_TRUE(log.addFileSink(dir.path() + "/audit.jsonl").ok());
+  EXPECT_TRUE(log.encodes());
+  log.close();
+  EXPECT_FALSE(log.encodes()) << "closed";
+}
+
 TEST(AuditLogTest, StdioFdsNeedTheExplicitStdoutSink) {
   AuditLog log(SessionInfo{"s", "h"});
   for (int fd : {0, 1, 2}) {
