@@ -314,7 +314,10 @@ void writeSessionPart(JsonWriter& w, EventText& text, const AuditEvent& e,
   if (start) {
     putArgv(w, text, "command", e.session.command);
     w.key("policy");
-    w.raw(e.session.policy.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+    if (!e.session.policy_text.empty())
+      w.raw(e.session.policy_text);
+    else
+      w.raw(e.session.policy.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
     w.key("backends");
     w.beginArray();
     for (const auto& b : e.session.backends) w.string(b);

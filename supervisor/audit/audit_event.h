@@ -120,6 +120,9 @@ struct AuditEvent {
   struct {
     std::vector<std::string> command;
     nlohmann::ordered_json policy;  // the effective policy (policy_json.h), null when unset
+    // `policy` already serialized (effectivePolicyText), as its digest was
+    // made: written as is. Empty: `policy` is serialized at encoding.
+    std::string policy_text;
     std::vector<std::string> backends;
     // doctor's feature matrix as the session found the host (doctor.h
     // sessionHostCaps), null when unset: rows of {id,label,used,enforceable,backend,detail}.

@@ -115,8 +115,12 @@ std::string policyDigest(const policy::Policy& policy) {
   return policyDigest(effectivePolicyJson(policy));
 }
 
+std::string effectivePolicyText(const nlohmann::ordered_json& effective) {
+  return effective.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
 std::string policyDigest(const nlohmann::ordered_json& effective) {
-  return sha256Hex(effective.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+  return sha256Hex(effectivePolicyText(effective));
 }
 
 }  // namespace sv::supervisor

@@ -17,7 +17,10 @@
 namespace sv::supervisor {
 
 nlohmann::ordered_json effectivePolicyJson(const policy::Policy& policy);
-// sha256Hex(effectivePolicyJson(policy).dump()).
+// The compact dump of an effectivePolicyJson(): what the digest hashes and
+// the session start event carries.
+std::string effectivePolicyText(const nlohmann::ordered_json& effective);
+// sha256Hex(effectivePolicyText(effectivePolicyJson(policy))).
 std::string policyDigest(const policy::Policy& policy);
 // The same from an effectivePolicyJson() already built.
 std::string policyDigest(const nlohmann::ordered_json& effective);
