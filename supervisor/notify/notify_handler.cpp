@@ -94,6 +94,9 @@ struct NotifyHandler::Call {
   const char* operation = "";
   const char* category = "file";
   AuditEvent& event;  // the handler's, reset per call (keeps its strings' capacity)
+  // Allowed decisions' events are encoded and written once the answer is
+  // sent (an exec's: the target waits for nothing it does not need).
+  bool events_after_answer = false;
   bool answered = false;
   bool flags_in_memory = false;  // openat2: a CONTINUE would let the kernel read them again
 };
@@ -133,6 +136,7 @@ void NotifyHandler::handle(const seccomp_notif& req) {
     // A syscall we asked for but do not emulate: fail closed rather than hang the target.
     answer_.fail(req.id, ENOSYS);
   }
+  emitHeldEvents();
   ++handled_;
 }
 
@@ -358,7 +362,16 @@ bool NotifyHandler::record(Call& c, Operation op, std::string_view real_path,
   uint64_t seq = 0;
   if (deny || options_.audit_allows || op == Operation::Exec) {
     auto process = processForEvent(c);
-    seq = emitDecision(c, op, real_path, decision, enforce, process.get());
+    if (!deny && c.events_after_answer) {
+      fillDecisionEvent(c, real_path, decision, enforce);
+      held_events_.push_back({c.event, std::move(process)});
+    } else {
+      emitHeldEvents();  // in the order they were decided
+      fillDecisionEvent(c, real_path, decision, enforce);
+      c.event.process = process.get();
+      seq = audit_.emit(c.event);
+      c.event.process = nullptr;
+    }
   }
   if (deny) reportDenial(op, real_path, decision, enforce, seq);
   if (enforce) {
@@ -373,9 +386,8 @@ std::shared_ptr<const ProcessInfo> NotifyHandler::processForEvent(const Call& c)
   return processes_.lookup(c.tgid, c.tid);
 }
 
-uint64_t NotifyHandler::emitDecision(Call& c, Operation, std::string_view real_path,
-                                     const policy::Decision& decision, bool enforce,
-                                     const ProcessInfo* process) {
+void NotifyHandler::fillDecisionEvent(Call& c, std::string_view real_path,
+                                      const policy::Decision& decision, bool enforce) {
   AuditEvent& ev = c.event;
   fillDecision(ev, c.req.data, c.category, c.operation, c.syscall, decision, enforce, EACCES,
                answer_.enforcedBy());
@@ -383,10 +395,24 @@ uint64_t NotifyHandler::emitDecision(Call& c, Operation, std::string_view real_p
     ev.exec.path.assign(real_path);
   else
     ev.file.path.assign(real_path);
-  ev.process = process;
-  const uint64_t seq = audit_.emit(ev);
-  ev.process = nullptr;
+}
+
+uint64_t NotifyHandler::emitDecision(Call& c, Operation, std::string_view real_path,
+                                     const policy::Decision& decision, bool enforce,
+                                     const ProcessInfo* process) {
+  fillDecisionEvent(c, real_path, decision, enforce);
+  c.event.process = process;
+  const uint64_t seq = audit_.emit(c.event);
+  c.event.process = nullptr;
   return seq;
+}
+
+void NotifyHandler::emitHeldEvents() {
+  for (auto& [event, process] : held_events_) {
+    event.process = process.get();
+    audit_.emit(event);
+  }
+  held_events_.clear();
 }
 
 void NotifyHandler::reportDenial(Operation op, std::string_view path, const policy::Decision& d,
@@ -1101,6 +1127,9 @@ bool NotifyHandler::permitLoaderProgram(Call& c, uint64_t argv_addr, std::string
 void NotifyHandler::handleExec(Call& c, int dirfd, uint64_t path, uint64_t argv_addr, int flags) {
   c.category = "exec";
   c.operation = "exec";
+  // The caller's fields are read before the answer (its exec replaces
+  // them); the allow events are encoded and written after it.
+  c.events_after_answer = audit_.encodes();
   ResolvedPath target;
   std::string raw;
   if (flags & AT_EMPTY_PATH) {

@@ -177,6 +177,11 @@ class NotifyHandler {
   // written (audit_.encodes()): ~90 us for a process nobody looked at yet
   // (every exec of a fork), for nothing when no sink is open.
   std::shared_ptr<const ProcessInfo> processForEvent(const Call& call);
+  // A decision's fields into call.event (not its process).
+  void fillDecisionEvent(Call& call, std::string_view real_path, const policy::Decision& decision,
+                         bool enforce);
+  // The events held for after the answer (Call::events_after_answer), in order.
+  void emitHeldEvents();
   // One decision event; its sequence number.
   uint64_t emitDecision(Call& call, policy::Operation op, std::string_view real_path,
                         const policy::Decision& decision, bool enforce, const ProcessInfo* process);
@@ -235,6 +240,12 @@ class NotifyHandler {
   // reused so that steady state allocates nothing.
   std::string raw_, abs_;
   AuditEvent event_;  // the decision being recorded, reused (see AuditEvent::reset)
+  // Allowed decisions of the call being handled, written once it is answered.
+  struct HeldEvent {
+    AuditEvent event;
+    std::shared_ptr<const ProcessInfo> process;
+  };
+  std::vector<HeldEvent> held_events_;
   // The files the exec being handled may run (binary, #! interpreters).
   std::vector<tracer::ExecFileId> exec_ids_;
   // The argv bytes the exec's decision read (the loader's program), which

@@ -1788,6 +1788,36 @@ TEST_F(Network, AuditModeRecordsWouldDenyAndConnects) {
 // exec rules and profiles: touch is denied in the base policy and allowed in
 // the profile that an exec of env switches into; the profile is inherited by
 // env's children across fork and exec.
+// An exec's allow events are written once its answer is sent; a refusal
+// decided after them still comes after them in the trail. A script whose
+// interpreter an exec rule denies: the script's allow, then the
+// interpreter's deny, each with the calling process.
+TEST_F(Emulation, AnExecsEventsKeepTheOrderOfItsDecisions) {
+  const std::string policy = ws("policy.json");
+  writeFile(policy, R"({
+  "version": 1,
+  "exec": {"deny": [{"path": "/usr/bin/touch", "id": "no-touch", "reason": "not here"}]}
+})");
+  writeFile(ws("run-touch"), "#!/usr/bin/touch\n", 0755);
+  auto r = supervise({"--policy", policy}, {"bash", "-c", "./run-touch x; echo $?"});
+  EXPECT_EQ(r.status, 0) << r.describe();
+  EXPECT_TRUE(contains(r.out, "126")) << r.describe();
+  EXPECT_FALSE(fs::exists(ws("x")));
+  uint64_t script_seq = 0, interpreter_seq = 0;
+  for (const auto& e : audit()) {
+    if (str(e, "category") != "exec") continue;
+    const std::string path = e.contains("exec") ? e["exec"].value("path", "") : "";
+    if (path == ws("run-touch") && str(e, "decision") == "allow") {
+      script_seq = e.value("seq", uint64_t{0});
+      EXPECT_EQ(e["process"].value("exe", ""), "/usr/bin/bash") << e.dump();
+    }
+    if (path == "/usr/bin/touch" && str(e, "decision") == "deny")
+      interpreter_seq = e.value("seq", uint64_t{0});
+  }
+  EXPECT_GT(script_seq, 0u) << readFile(audit_);
+  EXPECT_EQ(interpreter_seq, script_seq + 1) << readFile(audit_);
+}
+
 TEST_F(Emulation, ExecRulesAndProfileSwitching) {
   const std::string policy = ws("policy.json");
   writeFile(policy, R"({
