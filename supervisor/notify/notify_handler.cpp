@@ -367,10 +367,7 @@ bool NotifyHandler::record(Call& c, Operation op, std::string_view real_path,
       held_events_.push_back({c.event, std::move(process)});
     } else {
       emitHeldEvents();  // in the order they were decided
-      fillDecisionEvent(c, real_path, decision, enforce);
-      c.event.process = process.get();
-      seq = audit_.emit(c.event);
-      c.event.process = nullptr;
+      seq = emitDecision(c, op, real_path, decision, enforce, process.get());
     }
   }
   if (deny) reportDenial(op, real_path, decision, enforce, seq);
