@@ -38,13 +38,40 @@ std::string_view nextField(std::string_view& rest) {
 
 }  // namespace
 
-const std::string& mountinfoOnce() {
-  static const std::string text = [] {
-    auto read = readWholeFile("/proc/self/mountinfo");
-    return read ? std::move(*read) : std::string();
+namespace {
+
+// The snapshot and the fd it was read from, kept open: a poll of that fd
+// reports POLLPRI once the mount table changed since (mounts_poll).
+struct Snapshot {
+  UniqueFd fd;
+  std::string text;
+};
+
+const Snapshot& snapshot() {
+  static const Snapshot s = [] {
+    Snapshot s;
+    s.fd.reset(::open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC));
+    if (s.fd) {
+      char buf[16384];
+      for (ssize_t n; (n = ::read(s.fd.get(), buf, sizeof buf)) != 0;) {
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) {
+          s.text.clear();
+          break;
+        }
+        s.text.append(buf, size_t(n));
+      }
+    }
+    return s;
   }();
-  return text;
+  return s;
 }
+
+}  // namespace
+
+const std::string& mountinfoOnce() { return snapshot().text; }
+
+int mountinfoOnceFd() { return snapshot().fd.get(); }
 
 Result<std::string> mountinfoNow() { return readWholeFile("/proc/self/mountinfo"); }
 

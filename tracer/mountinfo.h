@@ -6,7 +6,8 @@
 // every mount of the host (a d_path apiece): four reads cost ~0.5 ms of a
 // start-up on the test VM. Code that needs the mounts as they are now (after
 // mounting something) reads afresh; a mount id seen in fdinfo is looked up
-// here first and afresh on a miss (exec_file_id.cpp).
+// here first, and afresh on a miss or once the table changed (mount ids are
+// reused: exec_file_id.cpp).
 #pragma once
 
 #include <functional>
@@ -20,6 +21,10 @@ namespace sv::tracer {
 
 // The snapshot ("" when unreadable), taken at the first call.
 const std::string& mountinfoOnce();
+// The /proc/self/mountinfo fd that snapshot was read from, kept open (-1 if
+// it could not be): poll it for POLLPRI to learn that mounts changed since,
+// pread it from 0 for the table now.
+int mountinfoOnceFd();
 
 // /proc/self/mountinfo as it is now.
 Result<std::string> mountinfoNow();

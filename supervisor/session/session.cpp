@@ -120,6 +120,9 @@ struct SessionState {
   std::string mount_floor_error;  // empty: not needed, or planned
   std::string process_root;       // the command's root as we name it, read once it is set up
   mode_t command_umask = 022;     // the command's at start: it was cloned with ours
+  // The command's mount table for the exec re-check's file identities, where
+  // it has a mount namespace of its own (shareMountTableOf).
+  std::optional<tracer::MountNamespaceShare> mount_table;
   // The command's own mount namespace, where the protected names get bound
   // read-only so that the kernel re-checks the write opens the handler lets
   // through (write_recheck.h); the binding runs once the command does.
@@ -677,7 +680,8 @@ StepResult emitSessionStart(SessionState& s) {
 // ours: the exec re-check's file identities look those up in its mount
 // table too (tracer/bpf/exec_file_id.h). Without it a btrfs file's device
 // would come from stat, which is not the superblock's there.
-Status shareMountTableOf(pid_t pid) {
+// The share ends with the session, which lets its namespace go.
+Status shareMountTableOf(SessionState& s, pid_t pid) {
   const std::string proc = "/proc/" + std::to_string(pid);
   struct stat ours {}, its {};
   if (::stat("/proc/self/ns/mnt", &ours) != 0) return errnoError("stat /proc/self/ns/mnt");
@@ -685,7 +689,7 @@ Status shareMountTableOf(pid_t pid) {
   if (ours.st_ino == its.st_ino && ours.st_dev == its.st_dev) return {};
   UniqueFd mountinfo(::open((proc + "/mountinfo").c_str(), O_RDONLY | O_CLOEXEC));
   if (!mountinfo) return errnoError("open " + proc + "/mountinfo");
-  tracer::addMountNamespace(std::move(mountinfo));
+  s.mount_table.emplace(std::move(mountinfo));
   return {};
 }
 
@@ -705,7 +709,8 @@ StepResult awaitChildSetUp(SessionState& s) {
   if (!root) return cannotStart(root.error());
   s.process_root = std::move(*root);
   s.processes.setProcessRoot(s.process_root);
-  if (auto shared = shareMountTableOf(s.launched->pid); !shared) return cannotStart(shared.error());
+  if (auto shared = shareMountTableOf(s, s.launched->pid); !shared)
+    return cannotStart(shared.error());
   // The handler's opens then walk the command's mounts, where the protected
   // names are bound: an fd it hands over never leads past a bind.
   if (s.write_recheck_plan) {

@@ -1,15 +1,18 @@
 // execFileIdOf(): see exec_file_id.h.
 #include "tracer/bpf/exec_file_id.h"
 
+#include <poll.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
+#include <map>
 #include <mutex>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "tracer/mountinfo.h"
@@ -41,35 +44,69 @@ Result<std::string> preadAll(int fd) {
 }
 
 // mount id → super_block.s_dev, from mountinfo's "major:minor" (sb->s_dev
-// exactly). Mount ids are unique system-wide, so entries never go stale in
-// a way that matters: a reused id is re-read when it misses.
+// exactly), for our mount namespace and the others registered. A mount id
+// is reused once its mount is gone (an unmount here; a namespace that
+// ended), so an entry is trusted only while no table changed since it was
+// read: every lookup first polls the tables' fds (POLLPRI: changed, one
+// system call), and a change or a miss reads them all again.
 class MountDevs {
  public:
   Result<uint32_t> devOf(long long mnt_id) {
     std::lock_guard lock(mu_);
     if (!primed_) {
-      // First the snapshot supervise took at start-up (no read on a
-      // session's first exec, which waits for this); a miss reads afresh.
+      // The snapshot supervise took at start-up, through the fd that tells
+      // of changes since (no read on a session's first exec, which waits).
       primed_ = true;
       parse(mountinfoOnce());
     }
-    if (auto it = devs_.find(mnt_id); it != devs_.end()) return it->second;
-    auto text = readWholeFile("/proc/self/mountinfo");
-    if (!text) return text.error();
-    devs_.clear();
-    parse(*text);
-    for (const UniqueFd& other : namespaces_)
-      if (auto more = preadAll(other.get())) parse(*more);
+    if (!changed()) {
+      if (auto it = devs_.find(mnt_id); it != devs_.end()) return it->second;
+    }
+    if (auto st = readAll(); !st) return st.error();
     if (auto it = devs_.find(mnt_id); it != devs_.end()) return it->second;
     return Error{ENOENT, "mount " + std::to_string(mnt_id) + " in no mountinfo we read"};
   }
 
-  void addNamespace(UniqueFd mountinfo) {
+  uint64_t addNamespace(UniqueFd mountinfo) {
     std::lock_guard lock(mu_);
-    namespaces_.push_back(std::move(mountinfo));
+    const uint64_t id = ++next_id_;
+    namespaces_.emplace(id, std::move(mountinfo));
+    stale_ = true;  // its mounts are not read yet
+    return id;
+  }
+
+  void removeNamespace(uint64_t id) {
+    std::lock_guard lock(mu_);
+    namespaces_.erase(id);
+    stale_ = true;  // its mount ids may be reused from now on
   }
 
  private:
+  // Whether a table changed since it was last read (poll resets the
+  // kernel's change mark for that fd).
+  bool changed() {
+    std::vector<pollfd> fds;
+    fds.reserve(namespaces_.size() + 1);
+    if (mountinfoOnceFd() >= 0) fds.push_back({mountinfoOnceFd(), POLLPRI, 0});
+    for (const auto& [id, fd] : namespaces_) fds.push_back({fd.get(), POLLPRI, 0});
+    bool any = stale_;
+    if (::poll(fds.data(), fds.size(), 0) > 0)
+      for (const pollfd& p : fds) any = any || (p.revents & (POLLPRI | POLLERR));
+    return any;
+  }
+
+  Status readAll() {
+    devs_.clear();
+    stale_ = false;
+    Result<std::string> ours = mountinfoOnceFd() >= 0 ? preadAll(mountinfoOnceFd())
+                                                     : readWholeFile("/proc/self/mountinfo");
+    if (!ours) return ours.error();
+    parse(*ours);
+    for (const auto& [id, fd] : namespaces_)
+      if (auto more = preadAll(fd.get())) parse(*more);
+    return {};
+  }
+
   void parse(std::string_view rest) {
     while (!rest.empty()) {
       const size_t nl = rest.find('\n');
@@ -85,8 +122,11 @@ class MountDevs {
 
   std::mutex mu_;
   bool primed_ = false;
+  bool stale_ = false;  // a namespace came or went since the last read
   std::unordered_map<long long, uint32_t> devs_;
-  std::vector<UniqueFd> namespaces_;  // other namespaces' mountinfo (addMountNamespace)
+  // Other namespaces' mountinfo (MountNamespaceShare), by registration.
+  std::map<uint64_t, UniqueFd> namespaces_;
+  uint64_t next_id_ = 0;
 };
 
 MountDevs& mountDevs() {
@@ -96,7 +136,23 @@ MountDevs& mountDevs() {
 
 }  // namespace
 
-void addMountNamespace(UniqueFd mountinfo) { mountDevs().addNamespace(std::move(mountinfo)); }
+MountNamespaceShare::MountNamespaceShare(UniqueFd mountinfo)
+    : id_(mountDevs().addNamespace(std::move(mountinfo))) {}
+
+MountNamespaceShare::~MountNamespaceShare() {
+  if (id_) mountDevs().removeNamespace(id_);
+}
+
+MountNamespaceShare::MountNamespaceShare(MountNamespaceShare&& other) noexcept
+    : id_(std::exchange(other.id_, 0)) {}
+
+MountNamespaceShare& MountNamespaceShare::operator=(MountNamespaceShare&& other) noexcept {
+  if (this != &other) {
+    if (id_) mountDevs().removeNamespace(id_);
+    id_ = std::exchange(other.id_, 0);
+  }
+  return *this;
+}
 
 Result<ExecFileId> execFileIdOf(int fd) {
   char path[64];

@@ -24,11 +24,23 @@ struct ExecFileId {
 // (exact, where stat's st_dev differs, e.g. btrfs subvolumes). Thread-safe.
 Result<ExecFileId> execFileIdOf(int fd);
 
-// The mount table of another mount namespace whose files execFileIdOf() is
-// handed: the command's own (the write re-check's, the mount floor's), where
-// the same superblocks have other mount ids than in ours. `mountinfo` is an
-// fd of its /proc/PID/mountinfo, which reads that namespace afresh at each
-// pread, even once PID is gone. Thread-safe.
-void addMountNamespace(UniqueFd mountinfo);
+// While it lives, the mount table of another mount namespace whose files
+// execFileIdOf() is handed: the command's own (the write re-check's, the
+// mount floor's), where the same superblocks have other mount ids than in
+// ours. `mountinfo` is an fd of its /proc/PID/mountinfo, which reads that
+// namespace afresh at each pread, even once PID is gone (and keeps the
+// namespace alive: a session ends its share with it). Thread-safe.
+class MountNamespaceShare {
+ public:
+  explicit MountNamespaceShare(UniqueFd mountinfo);
+  ~MountNamespaceShare();
+  MountNamespaceShare(MountNamespaceShare&& other) noexcept;
+  MountNamespaceShare& operator=(MountNamespaceShare&& other) noexcept;
+  MountNamespaceShare(const MountNamespaceShare&) = delete;
+  MountNamespaceShare& operator=(const MountNamespaceShare&) = delete;
+
+ private:
+  uint64_t id_ = 0;
+};
 
 }  // namespace sv::tracer

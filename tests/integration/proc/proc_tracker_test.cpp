@@ -9,7 +9,9 @@
 #include <gtest/gtest.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -184,6 +186,67 @@ TEST(ExecFileIdTest, SameFileSameIdAcrossNames) {
   ::unlink(a.c_str());
   ::unlink(b.c_str());
   ::rmdir(dir);
+}
+
+// A mount id freed by an unmount is given to the next mount. An identity
+// cached for the old mount must not name a file of the new one (the exec
+// re-check would kill its exec): the table is read again once it changed.
+// Two tmpfs hold two devices; a bind of the first is identified, unmounted,
+// and its id goes to a bind of the second.
+TEST(ExecFileIdTest, AReusedMountIdNamesTheNewMount) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to mount a tmpfs";
+  char base[] = "/tmp/sv-mntid-XXXXXX";
+  ASSERT_NE(::mkdtemp(base), nullptr);
+  const std::string one = std::string(base) + "/one", two = std::string(base) + "/two",
+                    bind = std::string(base) + "/bind";
+  for (const auto& d : {one, two, bind}) ASSERT_EQ(::mkdir(d.c_str(), 0700), 0);
+  auto cleanup = [&] {
+    for (const auto& d : {bind, bind, one, two}) ::umount2(d.c_str(), MNT_DETACH);
+    for (const auto& d : {one, two, bind}) {
+      ::unlink((d + "/f").c_str());
+      ::rmdir(d.c_str());
+    }
+    ::rmdir(base);
+  };
+  if (::mount("tmpfs", one.c_str(), "tmpfs", 0, "size=64k") != 0 ||
+      ::mount("tmpfs", two.c_str(), "tmpfs", 0, "size=64k") != 0) {
+    const int err = errno;
+    cleanup();
+    GTEST_SKIP() << "cannot mount a tmpfs here: " << std::strerror(err);
+  }
+  std::ofstream(one + "/f") << "1";
+  std::ofstream(two + "/f") << "2";
+  // Binds `from` at `bind`: its mount id, and the file's identity through it.
+  auto bindAndIdentify = [&](const std::string& from, uint64_t* mnt_id) -> ExecFileId {
+    EXPECT_EQ(::mount(from.c_str(), bind.c_str(), nullptr, MS_BIND, nullptr), 0)
+        << std::strerror(errno);
+    UniqueFd fd(::open((bind + "/f").c_str(), O_PATH | O_CLOEXEC));
+    struct statx stx {};
+    EXPECT_EQ(::statx(fd.get(), "", AT_EMPTY_PATH, STATX_MNT_ID, &stx), 0);
+    *mnt_id = stx.stx_mnt_id;
+    auto id = execFileIdOf(fd.get());
+    EXPECT_TRUE(id.ok());
+    return id.ok() ? *id : ExecFileId{};
+  };
+  auto devOf = [](const std::string& path) {
+    struct stat st {};
+    EXPECT_EQ(::stat(path.c_str(), &st), 0);
+    return static_cast<uint32_t>((major(st.st_dev) << 20) | minor(st.st_dev));  // tmpfs: s_dev
+  };
+  const uint32_t dev_one = devOf(one), dev_two = devOf(two);
+  ASSERT_NE(dev_one, dev_two);
+  bool reused = false;
+  for (int i = 0; i < 20 && !reused; ++i) {
+    uint64_t first = 0, second = 0;
+    EXPECT_EQ(bindAndIdentify(one, &first).dev, dev_one);
+    ASSERT_EQ(::umount2(bind.c_str(), MNT_DETACH), 0) << std::strerror(errno);
+    EXPECT_EQ(bindAndIdentify(two, &second).dev, dev_two)
+        << "mount " << second << " named by the device of the bind it replaced";
+    ASSERT_EQ(::umount2(bind.c_str(), MNT_DETACH), 0) << std::strerror(errno);
+    reused = first == second;
+  }
+  cleanup();
+  if (!reused) GTEST_SKIP() << "the mount id was never given again (a busy host)";
 }
 
 TEST_F(ProcTrackerTest, ForkExecExitEventsNameTheParent) {
