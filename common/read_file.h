@@ -59,6 +59,19 @@ inline Result<std::string> readWholeFile(const std::string& path, size_t max_byt
   return out;
 }
 
+// All of an open file from its start, with pread (the fd's offset stays):
+// a /proc seq file such as mountinfo is formatted afresh at each read.
+inline Result<std::string> readAllFrom(int fd) {
+  std::string text;
+  char buf[16384];
+  for (ssize_t n; (n = ::pread(fd, buf, sizeof buf, off_t(text.size()))) != 0;) {
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return errnoError("read");
+    text.append(buf, size_t(n));
+  }
+  return text;
+}
+
 // The file's first max_bytes bytes (all of it when shorter) into `out`,
 // whose capacity is reused. False when it can't be opened or read (a process
 // that exited while we read: ESRCH). A procfs file shorter than what was

@@ -51,17 +51,8 @@ const Snapshot& snapshot() {
   static const Snapshot s = [] {
     Snapshot s;
     s.fd.reset(::open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC));
-    if (s.fd) {
-      char buf[16384];
-      for (ssize_t n; (n = ::read(s.fd.get(), buf, sizeof buf)) != 0;) {
-        if (n < 0 && errno == EINTR) continue;
-        if (n < 0) {
-          s.text.clear();
-          break;
-        }
-        s.text.append(buf, size_t(n));
-      }
-    }
+    if (s.fd)
+      if (auto text = readAllFrom(s.fd.get())) s.text = std::move(*text);
     return s;
   }();
   return s;

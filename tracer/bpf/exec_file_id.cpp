@@ -31,18 +31,6 @@ long long procField(std::string_view text, std::string_view key) {
   return -1;
 }
 
-// All of a seq file (a /proc mountinfo) from its start.
-Result<std::string> preadAll(int fd) {
-  std::string text;
-  char buf[16384];
-  for (ssize_t n; (n = ::pread(fd, buf, sizeof buf, off_t(text.size()))) != 0;) {
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return errnoError("read a mountinfo");
-    text.append(buf, size_t(n));
-  }
-  return text;
-}
-
 // mount id → super_block.s_dev, from mountinfo's "major:minor" (sb->s_dev
 // exactly), for our mount namespace and the others registered. A mount id
 // is reused once its mount is gone (an unmount here; a namespace that
@@ -85,25 +73,24 @@ class MountDevs {
   // Whether a table changed since it was last read (poll resets the
   // kernel's change mark for that fd).
   bool changed() {
-    std::vector<pollfd> fds;
-    fds.reserve(namespaces_.size() + 1);
-    if (mountinfoOnceFd() >= 0) fds.push_back({mountinfoOnceFd(), POLLPRI, 0});
-    for (const auto& [id, fd] : namespaces_) fds.push_back({fd.get(), POLLPRI, 0});
+    poll_fds_.clear();  // kept: no allocation per exec
+    if (mountinfoOnceFd() >= 0) poll_fds_.push_back({mountinfoOnceFd(), POLLPRI, 0});
+    for (const auto& [id, fd] : namespaces_) poll_fds_.push_back({fd.get(), POLLPRI, 0});
     bool any = stale_;
-    if (::poll(fds.data(), fds.size(), 0) > 0)
-      for (const pollfd& p : fds) any = any || (p.revents & (POLLPRI | POLLERR));
+    if (::poll(poll_fds_.data(), poll_fds_.size(), 0) > 0)
+      for (const pollfd& p : poll_fds_) any = any || (p.revents & (POLLPRI | POLLERR));
     return any;
   }
 
   Status readAll() {
     devs_.clear();
     stale_ = false;
-    Result<std::string> ours = mountinfoOnceFd() >= 0 ? preadAll(mountinfoOnceFd())
+    Result<std::string> ours = mountinfoOnceFd() >= 0 ? readAllFrom(mountinfoOnceFd())
                                                      : readWholeFile("/proc/self/mountinfo");
     if (!ours) return ours.error();
     parse(*ours);
     for (const auto& [id, fd] : namespaces_)
-      if (auto more = preadAll(fd.get())) parse(*more);
+      if (auto more = readAllFrom(fd.get())) parse(*more);
     return {};
   }
 
@@ -127,6 +114,7 @@ class MountDevs {
   // Other namespaces' mountinfo (MountNamespaceShare), by registration.
   std::map<uint64_t, UniqueFd> namespaces_;
   uint64_t next_id_ = 0;
+  std::vector<pollfd> poll_fds_;
 };
 
 MountDevs& mountDevs() {
