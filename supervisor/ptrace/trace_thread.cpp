@@ -18,6 +18,7 @@
 #include <cstring>
 #include <future>
 #include <mutex>
+#include <utility>
 
 #include "common/read_file.h"
 #include "policy/path.h"
@@ -208,13 +209,37 @@ void TraceThread::leaveSpace(uint64_t id) {
 
 void TraceThread::releaseSlot(Task& task) {
   if (task.slot < 0) return;
+  const int slot = std::exchange(task.slot, -1);
   auto it = spaces_.find(task.space);
-  if (it != spaces_.end()) it->second.used &= ~(uint64_t(1) << task.slot);
-  task.slot = -1;
+  if (it == spaces_.end()) return;
+  Space& space = it->second;
+  space.used &= ~(uint64_t(1) << slot);
+  // The first waiter the slot can be written for takes it (one gone
+  // meanwhile is refused and let go: its SIGKILL ends it). A tid that now
+  // names another task (a thread's exec took the leader's) is passed over.
+  while (!space.waiting.empty()) {
+    const pid_t next = space.waiting.front();
+    space.waiting.pop_front();
+    auto waiter = tasks_.find(next);
+    if (waiter == tasks_.end() || !waiter->second.waiting_open ||
+        waiter->second.space != it->first)
+      continue;
+    Task& t = waiter->second;
+    const PtraceVerdict open = std::move(*t.waiting_open);
+    t.waiting_open.reset();
+    const bool running = runOpen(next, t, space, open);
+    if (!running) (void)tracer::skipSyscall(next, -EACCES);
+    resume(next);
+    if (running) return;
+  }
 }
 
 void TraceThread::onExit(pid_t tid, int status) {
   if (auto it = tasks_.find(tid); it != tasks_.end()) {
+    if (it->second.waiting_open) {
+      if (auto sp = spaces_.find(it->second.space); sp != spaces_.end())
+        std::erase(sp->second.waiting, tid);
+    }
     releaseSlot(it->second);
     leaveSpace(it->second.space);
     tasks_.erase(it);
@@ -404,42 +429,52 @@ void TraceThread::apply(pid_t tid) {
         break;
       }
       Space& space = sp->second;
-      const uint64_t free_slots = ~space.used;
-      if (free_slots == 0 || v.path.size() >= tracer::scratch::kHowOffset) {
-        (void)tracer::skipSyscall(tid, free_slots == 0 ? -EAGAIN : -ENAMETOOLONG);
+      if (v.path.size() >= tracer::scratch::kHowOffset) {
+        (void)tracer::skipSyscall(tid, -ENAMETOOLONG);
         break;
       }
-      const unsigned slot = static_cast<unsigned>(__builtin_ctzll(free_slots));
-      const uint64_t at = tracer::scratch::slotAddress(slot);
-      if (!space.mem) {
-        char mem[64];
-        std::snprintf(mem, sizeof mem, "/proc/%d/mem", tid);
-        space.mem = UniqueFd(::open(mem, O_RDWR | O_CLOEXEC));
+      if (~space.used == 0) {
+        // Every slot is held by an open still running (one blocked on a
+        // FIFO holds its slot while it waits): this one stays stopped until
+        // releaseSlot hands it one. Failing it would be an EAGAIN no
+        // program expects from open.
+        task.waiting_open = std::move(v);
+        space.waiting.push_back(tid);
+        return;
       }
-      open_how how{};
-      how.flags = static_cast<uint64_t>(static_cast<unsigned>(v.flags));  // the handler masked them
-      if (v.flags & (O_CREAT | __O_TMPFILE)) how.mode = v.mode & 07777;
-      how.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
-      const std::string_view path(v.path.c_str(), v.path.size() + 1);  // with its NUL
-      const std::string_view how_bytes(reinterpret_cast<const char*>(&how), sizeof how);
-      const uint64_t args[6] = {uint64_t(AT_FDCWD), at, at + tracer::scratch::kHowOffset,
-                                sizeof how, 0, 0};
-      if (!tracer::writeTaskMemory(tid, space.mem.get(), at, path) ||
-          !tracer::writeTaskMemory(tid, space.mem.get(), at + tracer::scratch::kHowOffset,
-                                   how_bytes) ||
-          !tracer::replaceSyscall(tid, __NR_openat2, args)) {
-        (void)tracer::skipSyscall(tid, -EACCES);
-        break;
-      }
-      // The kernel reads the slot when the syscall runs: it stays the
-      // task's until the syscall returns.
-      space.used |= uint64_t(1) << slot;
-      task.slot = static_cast<int>(slot);
-      task.to_exit = true;
+      if (!runOpen(tid, task, space, v)) (void)tracer::skipSyscall(tid, -EACCES);
       break;
     }
   }
   resume(tid);
+}
+
+bool TraceThread::runOpen(pid_t tid, Task& task, Space& space, const PtraceVerdict& v) {
+  const unsigned slot = static_cast<unsigned>(__builtin_ctzll(~space.used));
+  const uint64_t at = tracer::scratch::slotAddress(slot);
+  if (!space.mem) {
+    char mem[64];
+    std::snprintf(mem, sizeof mem, "/proc/%d/mem", tid);
+    space.mem = UniqueFd(::open(mem, O_RDWR | O_CLOEXEC));
+  }
+  open_how how{};
+  how.flags = static_cast<uint64_t>(static_cast<unsigned>(v.flags));  // the handler masked them
+  if (v.flags & (O_CREAT | __O_TMPFILE)) how.mode = v.mode & 07777;
+  how.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+  const std::string_view path(v.path.c_str(), v.path.size() + 1);  // with its NUL
+  const std::string_view how_bytes(reinterpret_cast<const char*>(&how), sizeof how);
+  const uint64_t args[6] = {uint64_t(AT_FDCWD), at, at + tracer::scratch::kHowOffset, sizeof how,
+                            0, 0};
+  if (!tracer::writeTaskMemory(tid, space.mem.get(), at, path) ||
+      !tracer::writeTaskMemory(tid, space.mem.get(), at + tracer::scratch::kHowOffset, how_bytes) ||
+      !tracer::replaceSyscall(tid, __NR_openat2, args))
+    return false;
+  // The kernel reads the slot when the syscall runs: it stays the task's
+  // until the syscall returns.
+  space.used |= uint64_t(1) << slot;
+  task.slot = static_cast<int>(slot);
+  task.to_exit = true;
+  return true;
 }
 
 void TraceThread::onSyscallExit(pid_t tid) {

@@ -7,8 +7,9 @@
 // the same NotifyHandler the host backend uses and applies its verdict to
 // the task's registers (ptrace_answer.h): fail or return a value without
 // running the syscall, let it run, run an allowed open as openat2 of the
-// decided path from the scratch region (tracer/ptrace/scratch.h), or dup a
-// held pipe. At each exec it judges the binary the kernel really loaded
+// decided path from the scratch region (tracer/ptrace/scratch.h; a task
+// finding every slot of its address space taken stays stopped until one
+// frees), or dup a held pipe. At each exec it judges the binary the kernel really loaded
 // against the files the handler approved (killing the task before its first
 // instruction when it is another one) and maps the scratch region into the
 // new image. Signals reach the tree as they would untraced; a group stop is
@@ -24,6 +25,7 @@
 #include <sys/types.h>
 
 #include <atomic>
+#include <deque>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -73,6 +75,7 @@ class TraceThread {
     bool held = false;       // its first stop came first: it waits for that event
     bool to_exit = false;    // resumed to its syscall-exit stop
     int slot = -1;           // the scratch slot its running open reads its path from
+    std::optional<PtraceVerdict> waiting_open;  // an allowed open waiting for a free slot
     bool exec_judged = false;  // its execve was decided: the load is checked against:
     std::vector<tracer::ExecFileId> exec_files;
     std::string exec_args;  // the whole argv the decision read (the loader's program), or ""
@@ -81,6 +84,7 @@ class TraceThread {
   struct Space {
     bool scratch = false;  // the scratch region is mapped
     uint64_t used = 0;     // a bit per slot in use
+    std::deque<pid_t> waiting;  // tasks stopped with an open until a slot frees, first first
     int tasks = 0;
     UniqueFd mem;          // its /proc/PID/mem, opened at first use
   };
@@ -95,12 +99,16 @@ class TraceThread {
   void onSeccomp(pid_t tid);
   void onGuard(pid_t tid, const uint64_t (&args)[6], uint32_t nr);
   void apply(pid_t tid);
+  // Runs the allowed open `open` of `tid` as openat2 from a free slot of
+  // `space`; false when the task can't be written (it is then refused).
+  bool runOpen(pid_t tid, Task& task, Space& space, const PtraceVerdict& open);
   void onSyscallExit(pid_t tid);
   void resume(pid_t tid, int sig = 0);
   // The exec of `tid` loaded a binary the handler did not approve.
   void reportExecMismatch(pid_t tid, const std::string& binary, bool killed);
   uint64_t newSpace(bool scratch);
   void leaveSpace(uint64_t space);
+  // Frees the task's slot and hands it to the first task waiting for one.
   void releaseSlot(Task& task);
 
   NotifyHandler& handler_;

@@ -201,5 +201,22 @@ except OSError as e: print("mem", e.errno)
   }
 }
 
+// An allowed open runs from one of its address space's 64 scratch slots and
+// holds it until the syscall returns. 100 threads blocked at once in opens
+// of FIFOs (no reader yet) hold 64; the other 36 must wait for a slot, not
+// fail (they failed EAGAIN before). The reader, a process of its own, comes
+// once every thread has reached its open. Under the host backend too.
+TEST_F(Ptrace, MoreConcurrentOpensThanScratchSlotsWaitForOne) {
+  const std::string ws = workspace("ws", std::string("cp ") + SV_TESTPROGS_DIR +
+                                              "/fifo_writers . && for i in $(seq 0 99); do "
+                                              "mkfifo fifo$i; done");
+  for (const char* backend : {"ptrace", "host"}) {
+    auto r = run(ws, {"--backend", backend, "--", "./fifo_writers", "100", ws},
+                 std::string("fifos-") + backend);
+    EXPECT_EQ(r.status, 0) << backend << ": " << r.describe();
+    EXPECT_TRUE(has(r.out, "opened=100 failed=0 reader=0")) << backend << ": " << r.describe();
+  }
+}
+
 }  // namespace
 }  // namespace sv::test

@@ -1,18 +1,26 @@
 /* many_threads T ITER DIR: T threads started together, each ITER times
  * opening DIR/ok<t> for writing (must succeed) and DIR/.env for writing (must
  * fail with EACCES). Exit 0 when every attempt went as expected, else 1 with
- * the counts on stdout. */
+ * the counts (and the errno of the first wrong failure) on stdout. */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 static const char* dir;
 static long iterations;
 static atomic_long allowed_ok, denied_ok, wrong;
+static atomic_int first_wrong_errno;  /* of the first wrong outcome that failed */
+
+static void count_wrong(int err) {
+  int none = 0;
+  atomic_compare_exchange_strong(&first_wrong_errno, &none, err);
+  atomic_fetch_add(&wrong, 1);
+}
 static pthread_barrier_t start;
 
 static void* hammer(void* arg) {
@@ -26,14 +34,14 @@ static void* hammer(void* arg) {
       close(fd);
       atomic_fetch_add(&allowed_ok, 1);
     } else {
-      atomic_fetch_add(&wrong, 1);
+      count_wrong(errno);
     }
     fd = open(env_path, O_WRONLY | O_APPEND);
     if (fd < 0 && errno == EACCES) {
       atomic_fetch_add(&denied_ok, 1);
     } else {
       if (fd >= 0) close(fd);
-      atomic_fetch_add(&wrong, 1);
+      count_wrong(fd >= 0 ? 0 : errno);
     }
   }
   return NULL;
@@ -58,5 +66,7 @@ int main(int argc, char** argv) {
   for (long t = 0; t < threads; ++t) pthread_join(ids[t], NULL);
   printf("allowed=%ld denied=%ld wrong=%ld\n", atomic_load(&allowed_ok), atomic_load(&denied_ok),
          atomic_load(&wrong));
+  if (atomic_load(&first_wrong_errno) != 0)
+    printf("first wrong failure: %s\n", strerror(atomic_load(&first_wrong_errno)));
   return atomic_load(&wrong) == 0 && atomic_load(&denied_ok) == threads * iterations ? 0 : 1;
 }
