@@ -17,6 +17,7 @@
 #include <cstdio>
 #include <cstring>
 #include <future>
+#include <iterator>
 #include <mutex>
 #include <utility>
 
@@ -387,6 +388,9 @@ void TraceThread::onSeccomp(pid_t tid) {
   req.data.arch = stop->arch;
   req.data.instruction_pointer = stop->instruction_pointer;
   for (int i = 0; i < 6; ++i) req.data.args[i] = stop->args[i];
+  Task& task = tasks_[tid];
+  task.call.nr = static_cast<long>(stop->nr);
+  std::copy(std::begin(stop->args), std::end(stop->args), task.call.args);
   answer_.begin(req.id);
   handler_.handle(req);
   apply(tid);
@@ -418,7 +422,7 @@ void TraceThread::apply(pid_t tid) {
     case Kind::Dup: {
       const uint64_t args[6] = {uint64_t(v.fd), uint64_t(v.cloexec ? F_DUPFD_CLOEXEC : F_DUPFD), 0,
                                 0, 0, 0};
-      if (!tracer::replaceSyscall(tid, __NR_fcntl, args)) (void)tracer::skipSyscall(tid, -EACCES);
+      if (!replaceSyscall(tid, task, __NR_fcntl, args)) (void)tracer::skipSyscall(tid, -EACCES);
       break;
     }
     case Kind::Open: {
@@ -467,18 +471,29 @@ bool TraceThread::runOpen(pid_t tid, Task& task, Space& space, const PtraceVerdi
                             0, 0};
   if (!tracer::writeTaskMemory(tid, space.mem.get(), at, path) ||
       !tracer::writeTaskMemory(tid, space.mem.get(), at + tracer::scratch::kHowOffset, how_bytes) ||
-      !tracer::replaceSyscall(tid, __NR_openat2, args))
+      !replaceSyscall(tid, task, __NR_openat2, args))
     return false;
   // The kernel reads the slot when the syscall runs: it stays the task's
   // until the syscall returns.
   space.used |= uint64_t(1) << slot;
   task.slot = static_cast<int>(slot);
+  return true;
+}
+
+bool TraceThread::replaceSyscall(pid_t tid, Task& task, long nr, const uint64_t (&args)[6]) {
+  if (!tracer::setSyscall(tid, nr, args)) return false;
   task.to_exit = true;
   return true;
 }
 
 void TraceThread::onSyscallExit(pid_t tid) {
   Task& task = tasks_[tid];
+  // The syscall ABI keeps the argument registers, and compiled code may
+  // rely on it. And a call a signal interrupted (-ERESTARTSYS and kin) is
+  // restarted from orig_rax and these registers: it must run as the task
+  // made it, to be decided again, not from a slot that is another
+  // task's from now on.
+  if (task.to_exit) (void)tracer::setSyscall(tid, task.call.nr, task.call.args);
   releaseSlot(task);
   task.to_exit = false;
   resume(tid);

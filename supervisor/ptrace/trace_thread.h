@@ -68,12 +68,19 @@ class TraceThread {
   std::optional<siginfo_t> rootExit() const;
 
  private:
+  // A syscall's number and arguments as the task made it: what its
+  // registers are given back at the exit of a replaced one.
+  struct SyscallAsCalled {
+    long nr = -1;
+    uint64_t args[6] = {};
+  };
   // One task (thread) of the tree.
   struct Task {
     uint64_t space = 0;      // its address space (Space); 0 until its creation event
     bool known = false;      // its creation event was seen (or it is the root)
     bool held = false;       // its first stop came first: it waits for that event
-    bool to_exit = false;    // resumed to its syscall-exit stop
+    bool to_exit = false;    // its syscall was replaced: resumed to its syscall-exit stop
+    SyscallAsCalled call;    // the syscall of its last seccomp stop, as the task made it
     int slot = -1;           // the scratch slot its running open reads its path from
     std::optional<PtraceVerdict> waiting_open;  // an allowed open waiting for a free slot
     bool exec_judged = false;  // its execve was decided: the load is checked against:
@@ -102,7 +109,12 @@ class TraceThread {
   // Runs the allowed open `open` of `tid` as openat2 from a free slot of
   // `space`; false when the task can't be written (it is then refused).
   bool runOpen(pid_t tid, Task& task, Space& space, const PtraceVerdict& open);
+  // The exit of a syscall we replaced: the task's registers as it made the
+  // call again, its scratch slot freed.
   void onSyscallExit(pid_t tid);
+  // Runs `nr` with `args` instead of the task's syscall; false when the
+  // registers can't be set.
+  bool replaceSyscall(pid_t tid, Task& task, long nr, const uint64_t (&args)[6]);
   void resume(pid_t tid, int sig = 0);
   // The exec of `tid` loaded a binary the handler did not approve.
   void reportExecMismatch(pid_t tid, const std::string& binary, bool killed);

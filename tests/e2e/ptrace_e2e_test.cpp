@@ -218,5 +218,22 @@ TEST_F(Ptrace, MoreConcurrentOpensThanScratchSlotsWaitForOne) {
   }
 }
 
+// Under ptrace an allowed open runs as openat2 from a scratch slot: the
+// program must get back its call as it made it. The argument registers are
+// as they were (the syscall ABI keeps them; compiled code may rely on it),
+// and an open a signal interrupts, restarted by SA_RESTART with the
+// registers it stopped with, opens the file it named, though another
+// thread's open had its slot meanwhile (before: that thread's file).
+TEST_F(Ptrace, AnOpenReturnsAsCalledAndARestartOpensWhatItNamed) {
+  const std::string ws = workspace(
+      "ws", std::string("cp ") + SV_TESTPROGS_DIR + "/open_as_called . && mkfifo fifo");
+  for (const char* backend : {"ptrace", "host"}) {
+    auto r = run(ws, {"--backend", backend, "--", "./open_as_called", ws},
+                 std::string("as-called-") + backend);
+    EXPECT_EQ(r.status, 0) << backend << ": " << r.describe();
+    EXPECT_EQ(r.out, "registers kept\nrestart opened the fifo\n") << backend << ": " << r.describe();
+  }
+}
+
 }  // namespace
 }  // namespace sv::test

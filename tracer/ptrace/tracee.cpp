@@ -77,7 +77,7 @@ Status skipSyscall(pid_t tid, int64_t value) {
   return setRegisters(tid, *regs);
 }
 
-Status replaceSyscall(pid_t tid, long nr, const uint64_t (&args)[6]) {
+Status setSyscall(pid_t tid, long nr, const uint64_t (&args)[6]) {
   auto regs = registersOf(tid);
   if (!regs) return regs.error();
   regs->orig_rax = static_cast<unsigned long long>(nr);

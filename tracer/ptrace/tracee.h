@@ -41,8 +41,10 @@ Status setRegisters(pid_t tid, const user_regs_struct& regs);
 // At a seccomp stop: the syscall does not run and returns `value` (-errno
 // for a failure).
 Status skipSyscall(pid_t tid, int64_t value);
-// At a seccomp stop: the syscall runs as `nr` with `args` instead.
-Status replaceSyscall(pid_t tid, long nr, const uint64_t (&args)[6]);
+// The task's syscall number (orig_rax) and argument registers. At a seccomp
+// stop: the syscall runs as `nr` with `args` instead. At its exit: what the
+// task sees, and what runs if a signal makes the kernel restart it.
+Status setSyscall(pid_t tid, long nr, const uint64_t (&args)[6]);
 
 enum class Resume { Continue, ToSyscallExit, Listen };
 // PTRACE_CONT / PTRACE_SYSCALL / PTRACE_LISTEN, delivering `sig` (0: none).
