@@ -174,7 +174,9 @@ ProcessInfo readProcessInfo(int pid, int tid, std::string_view process_root) {
   // Credentials are per thread too (setresuid in one thread via raw syscall).
   // Uid and Gid come in the first lines: a prefix is enough.
   char status[2048];
-  if (readFilePrefixAt(thread, "status", status, sizeof status) > 0) {
+  ssize_t got = readFilePrefixAt(thread, "status", status, sizeof status);
+  if (got <= 0 && task) got = readFilePrefixAt(proc.get(), "status", status, sizeof status);
+  if (got > 0) {
     // "Uid:\t1000\t1000\t1000\t1000": real, effective, saved, filesystem.
     const std::string_view text(status);
     if (auto v = procStatusNumber<uint32_t>(text, "Uid", 0)) info.uid = *v;
