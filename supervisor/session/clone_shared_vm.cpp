@@ -34,8 +34,18 @@ long clone3Calling(clone_args* args, int (*fn)(void*), void* arg) {
       : "rcx", "r11", "memory");
   return ret;
 }
+
+long rawSyscall(long nr, long a, long b, long c) {
+  long ret;
+  asm volatile("syscall"
+               : "=a"(ret)
+               : "a"(nr), "D"(a), "S"(b), "d"(c)
+               : "rcx", "r11", "memory");
+  return ret;
+}
 #else
 long clone3Calling(clone_args*, int (*)(void*), void*) { return -ENOSYS; }
+long rawSyscall(long, long, long, long) { return -ENOSYS; }
 #endif
 
 }  // namespace sv::supervisor

@@ -31,6 +31,11 @@ inline constexpr bool kCanShareVm = true;
 inline constexpr bool kCanShareVm = false;
 #endif
 
+// A syscall that touches nothing but its arguments (no errno): what a child
+// sharing our memory may make while we go on. Returns the result or -errno.
+// Only where kCanShareVm (elsewhere it returns -ENOSYS).
+long rawSyscall(long nr, long a = 0, long b = 0, long c = 0);
+
 // clone3(args) whose child calls fn(arg) on the stack args->stack names and
 // exits with its result. Returns the child's pid, or -errno. Only where
 // kCanShareVm (elsewhere it returns -ENOSYS).

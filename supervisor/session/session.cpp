@@ -40,6 +40,7 @@
 #include "supervisor/notify/notify_thread.h"
 #include "supervisor/notify/target_path.h"
 #include "supervisor/proc/process_events.h"
+#include "supervisor/session/exit_handoff.h"
 #include "supervisor/session/launcher.h"
 #include "supervisor/session/lsm_backend.h"
 #include "supervisor/ptrace/trace_thread.h"
@@ -1036,7 +1037,14 @@ int runSession(const SessionOptions& options) {
               SV_STEP(awaitChildSetUp), SV_STEP(startNotify), SV_STEP(hookEventSources),
               SV_STEP(enterStartProfile), SV_STEP(letCommandGo)}))
     return reportEnd(s, *exit);
-  return reportEnd(s, superviseUntilExit(s));
+  const int code = superviseUntilExit(s);
+  // The wrapper exits next: the command's mount namespace is torn down by a
+  // child, not on the way to our exit status (exit_handoff.h).
+  if (!s.options.daemon && s.mount_table) {
+    const int namespace_fd = s.mount_table->fd();
+    handOffLastReferences({&namespace_fd, 1});
+  }
+  return reportEnd(s, code);
 }
 
 // ---- ready sessions (the exec daemon) ----

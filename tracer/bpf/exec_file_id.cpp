@@ -63,6 +63,12 @@ class MountDevs {
     return id;
   }
 
+  int namespaceFd(uint64_t id) {
+    std::lock_guard lock(mu_);
+    auto it = namespaces_.find(id);
+    return it == namespaces_.end() ? -1 : it->second.get();
+  }
+
   void removeNamespace(uint64_t id) {
     std::lock_guard lock(mu_);
     namespaces_.erase(id);
@@ -130,6 +136,8 @@ MountNamespaceShare::MountNamespaceShare(UniqueFd mountinfo)
 MountNamespaceShare::~MountNamespaceShare() {
   if (id_) mountDevs().removeNamespace(id_);
 }
+
+int MountNamespaceShare::fd() const { return id_ ? mountDevs().namespaceFd(id_) : -1; }
 
 MountNamespaceShare::MountNamespaceShare(MountNamespaceShare&& other) noexcept
     : id_(std::exchange(other.id_, 0)) {}

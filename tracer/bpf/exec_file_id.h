@@ -39,6 +39,9 @@ class MountNamespaceShare {
   MountNamespaceShare(const MountNamespaceShare&) = delete;
   MountNamespaceShare& operator=(const MountNamespaceShare&) = delete;
 
+  // The mountinfo fd, a reference to the namespace (-1 once moved from).
+  int fd() const;
+
  private:
   uint64_t id_ = 0;
 };

@@ -1,0 +1,29 @@
+// Handing the last references of a session's kernel objects to a child, so
+// that the caller of supervise does not wait while they are dropped.
+//
+// Whoever drops the last reference to some kernel objects pays for their
+// teardown, and the caller of supervise waits for our exit: the command's
+// mount namespace (the write re-check's, the mount floor's) goes with an RCU
+// grace period (0.4-5 ms on the test VM, more under load), and our address
+// space is unmapped page by page. handOffLastReferences(fds) starts a child
+// that shares our memory (CLONE_VM, so the address space is freed when it
+// exits) and holds copies of `fds` and nothing else of our fd table (so
+// nothing the caller could be waiting on for EOF). It waits for our exit
+// (a pidfd of ours) and then exits, dropping the last references. Our own
+// closes of those fds, and our exit, then drop references that are not the
+// last.
+//
+// Call it once the exit status and the trail are final, only in a process
+// about to exit (the child keeps the objects until then). The child runs
+// raw syscalls only, on a stack of its own, with every signal blocked. Where
+// a child can't share our memory (kCanShareVm: sanitizer builds), or can't
+// start, nothing is handed off and we pay as before.
+#pragma once
+
+#include <span>
+
+namespace sv::supervisor {
+
+void handOffLastReferences(std::span<const int> fds);
+
+}  // namespace sv::supervisor
