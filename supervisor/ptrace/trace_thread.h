@@ -9,10 +9,10 @@
 // running the syscall, let it run, run an allowed open as openat2 of the
 // decided path from the scratch region (tracer/ptrace/scratch.h; a task
 // finding every slot of its address space taken stays stopped until one
-// frees), or dup a held pipe. At each exec it judges the binary the kernel really loaded
-// against the files the handler approved (killing the task before its first
-// instruction when it is another one) and maps the scratch region into the
-// new image. Signals reach the tree as they would untraced; a group stop is
+// frees), or dup a held pipe. At each exec it judges the binary the kernel
+// really loaded against the files the handler approved (killing the task
+// before its first instruction when it is another one) and maps the scratch
+// region into the new image. Signals reach the tree as they would untraced; a group stop is
 // kept with PTRACE_LISTEN.
 //
 // The loop talks to it through exitFd(): the command's exit is reaped here

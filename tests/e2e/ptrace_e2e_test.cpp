@@ -231,7 +231,8 @@ TEST_F(Ptrace, AnOpenReturnsAsCalledAndARestartOpensWhatItNamed) {
     auto r = run(ws, {"--backend", backend, "--", "./open_as_called", ws},
                  std::string("as-called-") + backend);
     EXPECT_EQ(r.status, 0) << backend << ": " << r.describe();
-    EXPECT_EQ(r.out, "registers kept\nrestart opened the fifo\n") << backend << ": " << r.describe();
+    EXPECT_EQ(r.out, "registers kept\nrestart opened the fifo\n")
+        << backend << ": " << r.describe();
   }
 }
 

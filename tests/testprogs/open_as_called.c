@@ -94,8 +94,10 @@ static int restart_opens_the_fifo(void) {
     printf("restart: an open failed (other %d, reader %d, writer %d)\n", fd, reader, writer_fd);
     return 0;
   }
-  printf("restart opened %s\n",
-         S_ISFIFO(st.st_mode) ? "the fifo" : S_ISREG(st.st_mode) ? "a regular file" : "another file");
+  const char* what = S_ISFIFO(st.st_mode)  ? "the fifo"
+                     : S_ISREG(st.st_mode) ? "a regular file"
+                                           : "another file";
+  printf("restart opened %s\n", what);
   return S_ISFIFO(st.st_mode);
 }
 

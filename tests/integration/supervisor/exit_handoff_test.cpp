@@ -22,7 +22,8 @@ bool hangsUpWithin(int fd, int ms) {
 
 TEST(ExitHandoff, TheFdsNamedAreDroppedAtOurExitAndNothingElseIsHeld) {
   if constexpr (!kCanShareVm)
-    GTEST_SKIP() << "no child may share our memory in this build (sanitizers): nothing is handed off";
+    GTEST_SKIP() << "no child may share our memory in this build (sanitizers): "
+                    "nothing is handed off";
   int kept[2], other[2], go[2];
   ASSERT_EQ(::pipe(kept), 0);
   ASSERT_EQ(::pipe(other), 0);
