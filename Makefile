@@ -6,7 +6,7 @@ SETUP_STAMP := $(BUILD)/.setup-done
 
 FUZZ_SECONDS ?= 60
 
-.PHONY: all setup build demo test package fuzz sanitize clean
+.PHONY: all setup build demo test package fuzz sanitize sanitize-build clean
 
 all: build
 
@@ -51,11 +51,13 @@ fuzz: setup
 
 # Tests built with ASan and UBSan (any finding fails its test): every label by
 # default; CI (.ci/run) runs SANITIZE_LABELS='unit|integration|faults|e2e|escape'
-# (all but the vm guest): 10-20 min to build, ~4 min to run on 2 cores.
+# (all but the vm guest): ~20 min to build (sanitize-build), ~10 min to run on 2 cores.
 SANITIZE_LABELS ?=
-sanitize: setup
+sanitize-build: setup
 	cmake -S . -B build-asan -DSV_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug
 	cmake --build build-asan -j$(JOBS)
+
+sanitize: sanitize-build
 	cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	    ctest --output-on-failure -j$(JOBS) $(if $(SANITIZE_LABELS),-L '$(SANITIZE_LABELS)')
 
