@@ -501,10 +501,12 @@ void NotifyHandler::handleOpen(Call& c, int dirfd, uint64_t path, int flags, uns
       reopen.creat = creat;
       reopen.tid = c.tid;
       reopen.umask = &umask_;
-      const int fd = reopen(O_NONBLOCK);
+      bool made = false;
+      const int fd = reopen(O_NONBLOCK, &made);
       if (fd != -ELOOP) {
         record(c, op, abs_, decision);
-        return injectOpened(c, fd, flags, &reopen);
+        // A file made here is open in the blocking mode asked for already.
+        return injectOpened(c, fd, made ? flags | O_NONBLOCK : flags, &reopen);
       }
     }
   }
@@ -543,18 +545,18 @@ void NotifyHandler::handleOpen(Call& c, int dirfd, uint64_t path, int flags, uns
     }
     if (!creat) return finish(c, -ENOENT);
     if (target.must_be_dir) return finish(c, -EISDIR);
-    // O_NOFOLLOW: if a symlink appeared at the name since we looked, do not
-    // follow it to somewhere we did not decide on; re-resolve instead.
-    int fd = ::openat(target.parent.get(), target.name.c_str(), base_flags | O_NOFOLLOW | O_CLOEXEC,
+    // O_EXCL: only a file made here, never a FIFO (a blocking open) nor a
+    // symlink that appeared at the name since we looked; anything there now
+    // is re-resolved and decided on instead.
+    int fd = ::openat(target.parent.get(), target.name.c_str(), base_flags | O_EXCL | O_CLOEXEC,
                       mode & ~umask_.of(c.tid));
-    if (fd < 0 && errno == ELOOP && !(flags & O_NOFOLLOW)) continue;
-    // A new file is never a FIFO: no blocking open to fear.
+    if (fd < 0 && errno == EEXIST && !(flags & O_EXCL)) continue;
     return injectOpened(c, fd < 0 ? -errno : fd, flags | O_NONBLOCK, nullptr);
   }
   finish(c, -ELOOP);
 }
 
-int NotifyHandler::Reopen::operator()(int extra) const {
+int NotifyHandler::Reopen::operator()(int extra, bool* made) const {
   if (object_fd >= 0) {
     char proc[64];
     std::snprintf(proc, sizeof proc, "/proc/self/fd/%d", object_fd);
@@ -563,9 +565,16 @@ int NotifyHandler::Reopen::operator()(int extra) const {
   }
   // Most O_CREAT opens find the file already there: try without O_CREAT
   // first and read the target's umask only for a real create.
+  const unsigned existing = (flags & ~O_CREAT) | static_cast<unsigned>(extra);
   int fd = -ENOENT;
-  if (!(flags & O_EXCL)) fd = openNoSymlinks(path, (flags & ~O_CREAT) | extra);
-  if (fd == -ENOENT && creat) fd = openNoSymlinks(path, flags | extra, mode & ~umask->of(tid));
+  if (!(flags & O_EXCL)) fd = openNoSymlinks(path, existing);
+  if (fd != -ENOENT || !creat) return fd;
+  // The create itself with O_EXCL: the file it opens is new, so neither a
+  // FIFO nor anything else `extra` (O_NONBLOCK) guards against. One made by
+  // someone else since the try above is opened as it is now.
+  fd = openNoSymlinks(path, flags | O_EXCL, mode & ~umask->of(tid));
+  if (fd >= 0 && made) *made = true;
+  if (fd == -EEXIST && !(flags & O_EXCL)) fd = openNoSymlinks(path, existing);
   return fd;
 }
 

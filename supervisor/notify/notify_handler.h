@@ -204,7 +204,9 @@ class NotifyHandler {
     bool creat = false;     // may create: the target's umask applies
     pid_t tid = 0;
     const TargetUmask* umask = nullptr;  // the handler's: set where `creat`
-    int operator()(int extra_flags) const;
+    // The fd, or -errno. *made: this open created the file, without
+    // `extra_flags` (a new file is no FIFO: nothing to open non-blocking).
+    int operator()(int extra_flags, bool* made = nullptr) const;
   };
   // Hands an fd opened for the target to it (ADDFD|SEND); see the .cpp for
   // why `fd` was opened O_NONBLOCK and what `reopen` (may be null) is for.

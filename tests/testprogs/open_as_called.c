@@ -8,10 +8,15 @@
  *     interrupts it, and while its handler runs the main thread opens
  *     DIR/other for writing (under ptrace, from the slot the first open had
  *     used); then a reader comes, and the open SA_RESTART restarts must
- *     return the FIFO.
- * Prints one line each ("registers kept", "restart opened the fifo" or what
- * went wrong); exit 0 when both held. */
+ *     return the FIFO;
+ *  3. "status flags": a file opened for write (made by the open, made by
+ *     O_EXCL, there before, truncated) is blocking unless O_NONBLOCK was
+ *     asked for, where the host backend opens it for the program (it tries
+ *     an existing file non-blocking, a FIFO's open would wait).
+ * Prints one line each ("registers kept", "restart opened the fifo",
+ * "status flags as asked" or what went wrong); exit 0 when all held. */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
@@ -101,11 +106,45 @@ static int restart_opens_the_fifo(void) {
   return S_ISFIFO(st.st_mode);
 }
 
+static int status_flags_as_asked(const char* dir) {
+  static const struct {
+    const char* name;
+    int flags;
+  } opens[] = {
+      {"made", O_WRONLY | O_CREAT},
+      {"made-excl", O_WRONLY | O_CREAT | O_EXCL},
+      {"made", O_WRONLY | O_CREAT | O_TRUNC},  /* there now */
+      {"made-excl", O_WRONLY},
+      {"made-nonblock", O_WRONLY | O_CREAT | O_NONBLOCK},
+      {"made-nonblock", O_RDWR | O_NONBLOCK},
+  };
+  int ok = 1;
+  char path[4200];
+  for (size_t i = 0; i < sizeof opens / sizeof opens[0]; ++i) {  /* a run before left them */
+    snprintf(path, sizeof path, "%s/%s", dir, opens[i].name);
+    unlink(path);
+  }
+  for (size_t i = 0; i < sizeof opens / sizeof opens[0]; ++i) {
+    snprintf(path, sizeof path, "%s/%s", dir, opens[i].name);
+    const int fd = open(path, opens[i].flags | O_CLOEXEC, 0644);
+    const int got = fd < 0 ? -1 : fcntl(fd, F_GETFL);
+    if (fd >= 0) close(fd);
+    if (got < 0 || (got & O_NONBLOCK) != (opens[i].flags & O_NONBLOCK)) {
+      printf("status flags: open %zu of %s: %s\n", i, opens[i].name,
+             fd < 0 ? strerror(errno) : got & O_NONBLOCK ? "non-blocking" : "blocking");
+      ok = 0;
+    }
+  }
+  if (ok) printf("status flags as asked\n");
+  return ok;
+}
+
 int main(int argc, char** argv) {
   if (argc != 2) return 64;
   snprintf(fifo, sizeof fifo, "%s/fifo", argv[1]);
   snprintf(other, sizeof other, "%s/other", argv[1]);
   const int registers = registers_kept();
   const int restart = restart_opens_the_fifo();
-  return registers && restart ? 0 : 1;
+  const int status = status_flags_as_asked(argv[1]);
+  return registers && restart && status ? 0 : 1;
 }
