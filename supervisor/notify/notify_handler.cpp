@@ -447,11 +447,17 @@ bool NotifyHandler::lexicalTarget(const Call& c, int dirfd) {
          !abs_.starts_with("/proc/");
 }
 
-bool NotifyHandler::continueIfNoSymlink(Call& c, Operation op, const policy::Decision& decision) {
+bool NotifyHandler::continueIfNoSymlink(Call& c, Operation op, const policy::Decision& decision,
+                                        bool follows_final) {
   // With no symlink on the way the name decided on is the object's own; a
   // name with no '/' has only its last component to check, the rest being
-  // the cwd's physical path.
+  // the cwd's (or dirfd's) physical path. An unlink or rmdir of one name
+  // has nothing to check: it removes that name, whatever it names.
   const bool one_name = raw_.find('/') == std::string::npos;
+  if (one_name && !follows_final) {
+    continueRechecked(c, op, abs_, decision, 0);
+    return true;
+  }
   const int found = existsWithoutSymlinks(abs_, one_name);
   if (found == -ELOOP) return false;
   continueRechecked(c, op, abs_, decision, found);
@@ -492,7 +498,7 @@ void NotifyHandler::handleOpen(Call& c, int dirfd, uint64_t path, int flags, uns
     if (decision.verdict == Verdict::Allow && rechecked) {
       // The kernel opens it itself (docs/enforcement.md, "Write opens the
       // kernel re-checks").
-      if (continueIfNoSymlink(c, op, decision)) return;
+      if (continueIfNoSymlink(c, op, decision, /*follows_final=*/true)) return;
     } else if (decision.verdict == Verdict::Allow) {
       Reopen reopen;
       reopen.path = abs_;
@@ -731,7 +737,8 @@ void NotifyHandler::handleRemove(Call& c, int dirfd, uint64_t path, int flags) {
     if (c.tgid == 0) c.tgid = c.tid;
     if (lexicalTarget(c, dirfd)) {
       const policy::Decision decision = decide(c, Operation::Write, abs_);
-      if (decision.verdict == Verdict::Allow && continueIfNoSymlink(c, Operation::Write, decision))
+      if (decision.verdict == Verdict::Allow &&
+          continueIfNoSymlink(c, Operation::Write, decision, /*follows_final=*/false))
         return;
     }
   }

@@ -108,7 +108,9 @@ class NotifyHandler {
   bool lexicalTarget(const Call& call, int dirfd);
   // An allowed abs_ the kernel re-checks, answered CONTINUE (or the errno
   // its lookup gave) when no symlink lies on its way; false otherwise.
-  bool continueIfNoSymlink(Call& call, policy::Operation op, const policy::Decision& decision);
+  // follows_final: the call follows a final symlink (an open; not unlink).
+  bool continueIfNoSymlink(Call& call, policy::Operation op, const policy::Decision& decision,
+                           bool follows_final);
   void handleOpenat2(Call& call, const DecodedCall& decoded);
   void handleCreate(Call& call, int dirfd, uint64_t path, unsigned mode, dev_t dev, int kind);
   void handleRemove(Call& call, int dirfd, uint64_t path, int flags);

@@ -984,6 +984,44 @@ TEST_F(WriteRecheck, ProtectedNamesAreReadOnlyMountsOfTheCommandAlone) {
   EXPECT_TRUE(allowed) << "no allow event for the write open of src.txt\n" << readFile(audit_);
 }
 
+// Behind the binds an allowed unlink or rmdir of one name is left to the
+// kernel with nothing checked but the decision: it removes the name decided
+// on, a symlink to .env included (not .env), and a missing name fails as the
+// kernel says, each with its allow event; .env itself is still refused.
+TEST_F(WriteRecheck, AnUnlinkOfOneNameRemovesThatNameWhateverItNames) {
+  makeRepo();
+  if (HasFatalFailure()) return;
+  const std::string script =
+      untilBound(ws(".env")) + " >/dev/null\n"
+      "python3 -c '\n"
+      "import errno, os\n"
+      "os.symlink(\".env\", \"to-env\")\n"
+      "os.mkdir(\"empty\")\n"
+      "for call, name in ((os.unlink, \"to-env\"), (os.rmdir, \"empty\"),\n"
+      "                   (os.unlink, \"missing\"), (os.unlink, \".env\")):\n"
+      "    try:\n"
+      "        call(name)\n"
+      "        print(name, \"removed\")\n"
+      "    except OSError as e:\n"
+      "        print(name, errno.errorcode[e.errno])\n"
+      "'";
+  auto r = supervise({}, {"bash", "-c", script},
+                     RunOptions{.env = {"SUPERVISE_TEST_WRITE_RECHECK="}});
+  EXPECT_EQ(r.status, 0) << r.describe();
+  EXPECT_EQ(r.out, "to-env removed\nempty removed\nmissing ENOENT\n.env EACCES\n") << r.describe();
+  EXPECT_EQ(readFile(ws(".env")), "SECRET=hunter2\n");
+  EXPECT_FALSE(fs::exists(fs::symlink_status(ws("to-env")))) << "the symlink is still there";
+  const auto events = audit();
+  for (const char* name : {"to-env", "empty", "missing"}) {
+    bool allowed = false;
+    for (const auto& e : events)
+      allowed = allowed || (str(e, "decision") == "allow" && e.contains("file") &&
+                            e["file"].value("path", "") == ws(name));
+    EXPECT_TRUE(allowed) << "no allow event for " << name << "\n" << dumpEvents(events);
+  }
+  EXPECT_TRUE(hasDecision(events, "deny", "deny-write-env", "file")) << dumpEvents(events);
+}
+
 // A protected name made by another process while the session runs has no
 // bind; the supervisor still decides the tree's write open of it.
 TEST_F(WriteRecheck, AProtectedNameMadeOutsideTheTreeIsStillDecided) {
