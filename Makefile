@@ -51,7 +51,7 @@ fuzz: setup
 
 # Tests built with ASan and UBSan (any finding fails its test): every label by
 # default; CI (.ci/run) runs SANITIZE_LABELS='unit|integration|faults|e2e|escape'
-# (all but the vm guest): ~20 min to build (sanitize-build), ~10 min to run on 2 cores.
+# (all but the vm guest): ~20 min to build (sanitize-build), ~18 min to run on 2 cores.
 SANITIZE_LABELS ?=
 sanitize-build: setup
 	cmake -S . -B build-asan -DSV_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug
