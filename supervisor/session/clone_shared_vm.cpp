@@ -35,6 +35,24 @@ long clone3Calling(clone_args* args, int (*fn)(void*), void* arg) {
   return ret;
 }
 
+long clone3ParentExits(clone_args* args, int exit_code) {
+  long ret;
+  asm volatile(
+      "syscall\n\t"
+      "test %%rax, %%rax\n\t"
+      "jle 1f\n\t"
+      "mov %[code], %%edi\n\t"
+      "mov %[exit_group_nr], %%eax\n\t"
+      "syscall\n\t"
+      "ud2\n"
+      "1:"
+      : "=a"(ret)
+      : "a"(static_cast<long>(SYS_clone3)), "D"(args), "S"(sizeof *args), [code] "r"(exit_code),
+        [exit_group_nr] "i"(SYS_exit_group)
+      : "rcx", "r11", "memory");
+  return ret;
+}
+
 long rawSyscall(long nr, long a, long b, long c) {
   long ret;
   asm volatile("syscall"
@@ -45,6 +63,7 @@ long rawSyscall(long nr, long a, long b, long c) {
 }
 #else
 long clone3Calling(clone_args*, int (*)(void*), void*) { return -ENOSYS; }
+long clone3ParentExits(clone_args*, int) { return -ENOSYS; }
 long rawSyscall(long, long, long, long) { return -ENOSYS; }
 #endif
 

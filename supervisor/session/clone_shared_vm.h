@@ -41,4 +41,13 @@ long rawSyscall(long nr, long a = 0, long b = 0, long c = 0);
 // kCanShareVm (elsewhere it returns -ENOSYS).
 long clone3Calling(clone_args* args, int (*fn)(void*), void* arg);
 
+// clone3(args) with no stack of the child's own (args->stack must be 0): the
+// child goes on from here, on this very stack, and the parent exits its
+// whole process with `exit_code` at once, from registers only, so it never
+// writes to the stack the child now runs on. Returns 0 in the child, or
+// -errno in the parent, which then goes on as before. Block every signal
+// first: a handler run in the parent would write a frame on that stack.
+// Only where kCanShareVm (elsewhere it returns -ENOSYS).
+long clone3ParentExits(clone_args* args, int exit_code);
+
 }  // namespace sv::supervisor

@@ -1,9 +1,12 @@
-// handOffLastReferences: see the header.
+// exitBeforeTearDown, handOffLastReferences: see the header.
 #include "supervisor/session/exit_handoff.h"
 
+#include <dirent.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -11,6 +14,9 @@
 #include <array>
 #include <cerrno>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
 
 #include "supervisor/session/clone_shared_vm.h"
 
@@ -45,7 +51,78 @@ int holdUntilOurExit(void* arg) {
   return 0;  // our address space and `keep` go with this exit
 }
 
+// Threads in this process (/proc/self/stat field 20), 0 if unreadable.
+int threadCount() {
+  const int fd = ::open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  char buf[1024];
+  const ssize_t n = ::read(fd, buf, sizeof buf - 1);
+  ::close(fd);
+  if (n <= 0) return 0;
+  buf[n] = '\0';
+  // After the comm's closing parenthesis: state (3), then fields 4..20.
+  const char* p = std::strrchr(buf, ')');
+  for (int field = 2; p && field < 20; ++field) p = std::strchr(p + 1, ' ');
+  return p ? std::atoi(p + 1) : 0;
+}
+
+// Every fd without FD_CLOEXEC is one we inherited (ours are all opened
+// with it): made /dev/null, keeping its number for whoever closes it later.
+// Standard output and error first: the caller most often waits on those.
+void releaseInheritedFds() {
+  const int null_fd = ::open("/dev/null", O_RDWR | O_CLOEXEC);
+  for (int fd = 0; fd <= 2; ++fd) null_fd >= 0 ? ::dup2(null_fd, fd) : ::close(fd);
+  if (null_fd < 0) return;
+  if (DIR* dir = ::opendir("/proc/self/fd")) {
+    while (const dirent* entry = ::readdir(dir)) {
+      if (entry->d_name[0] < '0' || entry->d_name[0] > '9') continue;
+      const int fd = std::atoi(entry->d_name);
+      if (fd <= 2 || fd == null_fd || fd == ::dirfd(dir)) continue;
+      const int flags = ::fcntl(fd, F_GETFD);
+      if (flags >= 0 && !(flags & FD_CLOEXEC)) ::dup2(null_fd, fd);
+    }
+    ::closedir(dir);
+  }
+  ::close(null_fd);
+}
+
 }  // namespace
+
+bool exitBeforeTearDown(int exit_code) {
+  if constexpr (!kCanShareVm) return false;
+  if (threadCount() != 1) return false;
+  // Our stdio buffers are the child's memory too: what they hold is the
+  // caller's, written before we exit, never after.
+  std::fflush(nullptr);
+  // libc keeps a thread's tid in its descriptor, and locks compare against it
+  // (a rwlock whose writer field holds it is "ours": EDEADLK), but the child
+  // runs with our thread's descriptor, whose tid field the kernel zeroes at
+  // our exit (the address we gave set_tid_address). So our exit is told to
+  // leave it alone, and the kernel writes the child's tid there as the child
+  // starts (CLONE_CHILD_SETTID). Without that, OpenSSL's exit handlers spun
+  // forever in the child on a rwlock they could never take.
+  int* tid_field = nullptr;
+  if (::prctl(PR_GET_TID_ADDRESS, &tid_field) != 0 || tid_field == nullptr) return false;
+  clone_args args{};
+  args.flags = CLONE_VM | CLONE_CHILD_SETTID;  // a copy of the fd table: it holds its own references
+  args.child_tid = reinterpret_cast<uint64_t>(tid_field);
+  args.exit_signal = SIGCHLD;
+  // Nothing may run on the stack the child goes on with but our exit; the
+  // child keeps this mask (the session's signals stay blocked: a ^C to the
+  // caller's process group does not cut its tear-down short).
+  sigset_t all, old;
+  sigfillset(&all);
+  ::pthread_sigmask(SIG_SETMASK, &all, &old);
+  rawSyscall(SYS_set_tid_address, 0);
+  if (clone3ParentExits(&args, exit_code) < 0) {
+    rawSyscall(SYS_set_tid_address, reinterpret_cast<long>(tid_field));
+    ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
+    return false;
+  }
+  releaseInheritedFds();
+  ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  return true;
+}
 
 void handOffLastReferences(std::span<const int> fds) {
   if constexpr (!kCanShareVm) return;

@@ -1,5 +1,7 @@
-// Handing the last references of a session's kernel objects to a child, so
-// that the caller of supervise does not wait while they are dropped.
+// The end of a session, left to a child, so that the caller of supervise
+// does not wait while it is torn down: the whole tear-down
+// (exitBeforeTearDown), or where that can't be, the last references of the
+// kernel objects that cost most to drop (handOffLastReferences).
 //
 // Whoever drops the last reference to some kernel objects pays for their
 // teardown, and the caller of supervise waits for our exit: the command's
@@ -25,5 +27,19 @@
 namespace sv::supervisor {
 
 void handOffLastReferences(std::span<const int> fds);
+
+// Ends the process the caller waits for with `exit_code` now, and returns
+// true in a child that shares our memory and holds a copy of our fd table,
+// to do the tear-down that follows (drop the kernel objects, release the
+// BPF slots and kernel audit) after the caller already has the status.
+// In that child every fd we inherited (those without FD_CLOEXEC: stdio,
+// pipes passed through) is /dev/null, so no caller waits for its EOF, and
+// what the tear-down says is not seen.
+//
+// Call it once the exit status and the trail are final and every other
+// thread is joined. Returns false, and changes nothing, where it cannot:
+// other threads still run (a child sharing our memory must be the only
+// one in it), or a child can't share our memory (kCanShareVm) or start.
+bool exitBeforeTearDown(int exit_code);
 
 }  // namespace sv::supervisor

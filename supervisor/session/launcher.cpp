@@ -309,4 +309,6 @@ Status startCommand(Launched& launched) { return launched.parent->go(); }
 
 void commandExited(Launched& launched) { launched.parent->release(); }
 
+void endCommandParent(Launched& launched) { launched.parent.reset(); }
+
 }  // namespace sv::supervisor

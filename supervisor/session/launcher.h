@@ -90,6 +90,9 @@ Status startCommand(Launched& launched);
 // session tears down, rather than be woken and waited for at the very end.
 void commandExited(Launched& launched);
 
+// Ends the command's parent thread (joined), once the command has exited.
+void endCommandParent(Launched& launched);
+
 // execvp-like lookup done by the parent, so "not found" is exit 127 with a
 // clear message before anything starts.
 Result<std::string> findExecutable(const std::string& name, const std::string& path_env);

@@ -23,6 +23,7 @@
 #include <filesystem>
 #include <future>
 #include <optional>
+#include <thread>
 
 #include "policy/compile.h"
 #include "policy/engine.h"
@@ -1016,6 +1017,13 @@ StepResult runSteps(SessionState& s, std::initializer_list<Step> steps) {
 
 #define SV_STEP(f) Step{#f, f}
 
+// SUPERVISE_TEST_TEARDOWN_PAUSE_MS: the tear-down after an early exit waits
+// that long first, so that tests see what goes on once supervise has exited.
+void pauseTearDownForTests() {
+  if (const char* ms = std::getenv("SUPERVISE_TEST_TEARDOWN_PAUSE_MS"))
+    std::this_thread::sleep_for(std::chrono::milliseconds(std::atoi(ms)));
+}
+
 // The exit status is known and the trail has its end: the exec daemon's
 // client may have it before the session's tear-down (session.h, FromDaemon::ended).
 int reportEnd(SessionState& s, int code) {
@@ -1038,9 +1046,19 @@ int runSession(const SessionOptions& options) {
               SV_STEP(enterStartProfile), SV_STEP(letCommandGo)}))
     return reportEnd(s, *exit);
   const int code = superviseUntilExit(s);
-  // The wrapper exits next: the command's mount namespace is torn down by a
-  // child, not on the way to our exit status (exit_handoff.h).
-  if (!s.options.daemon && s.mount_table) {
+  if (s.options.daemon) return reportEnd(s, code);
+  // The status and the trail are final: the caller has them now, and the
+  // tear-down goes on in a child (exit_handoff.h), once our other threads
+  // are done (the command's parent thread, the write re-check's).
+  s.write_recheck.reset();
+  if (s.launched) endCommandParent(*s.launched);
+  if (!tracer::testDisabled("early-exit") && exitBeforeTearDown(code)) {
+    pauseTearDownForTests();
+    return code;
+  }
+  // Where it can't: the command's mount namespace is torn down by a child,
+  // not on the way to our exit status.
+  if (s.mount_table) {
     const int namespace_fd = s.mount_table->fd();
     handOffLastReferences({&namespace_fd, 1});
   }

@@ -583,26 +583,6 @@ TEST_F(Serve, TheLeanClientIsSuperviseExec) {
   EXPECT_EQ(timed.status, 124) << timed.describe();
 }
 
-// The processes whose parent is `pid` (the daemon's: its ready session
-// runner and the runners of its commands).
-std::vector<pid_t> childrenOf(pid_t pid) {
-  std::vector<pid_t> out;
-  std::error_code ec;
-  for (const auto& entry : fs::directory_iterator("/proc", ec)) {
-    const std::string name = entry.path().filename().string();
-    if (name.empty() || !std::isdigit(static_cast<unsigned char>(name[0]))) continue;
-    // "pid (comm) state ppid ...": the comm may hold spaces, not ')' last.
-    const std::string stat = slurp(entry.path().string() + "/stat");
-    const size_t close = stat.rfind(')');
-    if (close == std::string::npos) continue;
-    std::istringstream in(stat.substr(close + 1));
-    std::string state;
-    pid_t ppid = 0;
-    if (in >> state >> ppid && ppid == pid) out.push_back(std::stoi(name));
-  }
-  return out;
-}
-
 // Waits (at most 10 s) until the daemon has a ready session runner whose
 // set-up reached its watchdog (forked after the Landlock ruleset was
 // built); that runner's pid, or -1.

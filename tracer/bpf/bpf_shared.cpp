@@ -55,6 +55,14 @@ void SharedPins::remove(std::span<const char* const> names) const {
 
 namespace {
 
+// A "sessions" map's entry, as every ABI of both loads lays it out.
+struct SessionSlot {
+  uint64_t cgroup_id;
+  uint32_t flags, owner_pid;
+  uint64_t owner_start;
+};
+static_assert(sizeof(SessionSlot) == 24);
+
 // Whether a session of the load in `dir` may still run: a slot claimed by a
 // live supervisor, or a map this code cannot read (kept, to be safe).
 bool loadInUse(const std::string& dir) {
@@ -64,11 +72,7 @@ bool loadInUse(const std::string& dir) {
   __u32 len = sizeof info;
   if (bpf_obj_get_info_by_fd(sessions.get(), &info, &len) != 0 || info.value_size != 24)
     return true;
-  struct Slot {
-    uint64_t cgroup_id;
-    uint32_t flags, owner_pid;
-    uint64_t owner_start;
-  } slot{};
+  SessionSlot slot{};
   for (uint32_t i = 0; i < info.max_entries; ++i) {
     if (bpf_map_lookup_elem(sessions.get(), &i, &slot) != 0) return true;
     if (slot.cgroup_id != 0 && claimOwnerAlive(slot.owner_pid, slot.owner_start)) return true;
@@ -123,6 +127,11 @@ uint64_t processStartTime(pid_t pid) {
     if (pos == std::string::npos) return 0;
   }
   return std::strtoull(stat->c_str() + pos + 1, nullptr, 10);
+}
+
+bool stillOurs(int sessions_fd, uint32_t slot, uint64_t cgroup_id) {
+  SessionSlot entry{};
+  return bpf_map_lookup_elem(sessions_fd, &slot, &entry) != 0 || entry.cgroup_id == cgroup_id;
 }
 
 bool claimOwnerAlive(uint32_t owner_pid, uint64_t owner_start) {

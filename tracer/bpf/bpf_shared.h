@@ -81,6 +81,14 @@ uint64_t processStartTime(pid_t pid);
 // Whether the supervisor that made a claim (owner_pid, owner_start) still runs.
 bool claimOwnerAlive(uint32_t owner_pid, uint64_t owner_start);
 
+// Whether slot `slot` of a "sessions" map (struct of 24 bytes per slot, the
+// cgroup id first, as both ABIs lay it out) still holds the claim made for
+// `cgroup_id`. A session's tear-down may run after its supervisor has exited
+// (exit_handoff.h), when the slot looks free: a session that took it over
+// since removed what was left in it, and there is nothing more to undo.
+// Call with the lock held; true when the entry is unreadable.
+bool stillOurs(int sessions_fd, uint32_t slot, uint64_t cgroup_id);
+
 // Sets entries [first, first + count) of a per-CPU array to 0 on every CPU.
 Status zeroPerCpu(int map_fd, uint32_t first, uint32_t count);
 

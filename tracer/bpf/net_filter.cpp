@@ -377,6 +377,7 @@ struct NetFilter::State {
     if (!claimed || !pins) return;
     claimed = false;
     SharedPins::Lock locked(*pins);
+    if (!stillOurs(net.map(kSessions), slot, cgroup_id)) return;
     const sv_net_session cleared{};
     (void)bpf_map_update_elem(net.map(kSessions), &slot, &cleared, BPF_ANY);
     for (uint64_t id : cgroup_keys) (void)bpf_map_delete_elem(net.map(kCgroupPlans), &id);

@@ -310,6 +310,7 @@ void ProcTracker::State::release() noexcept {
   if (!claimed) return;
   claimed = false;
   SharedPins::Lock locked(*pins);
+  if (!stillOurs(maps.sessions.get(), slot, cgroup_id)) return;
   const sv_proc_session cleared{};
   (void)bpf_map_update_elem(maps.sessions.get(), &slot, &cleared, BPF_ANY);
   (void)bpf_map_delete_elem(maps.cgroups.get(), &slot);
