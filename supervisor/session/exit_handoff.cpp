@@ -90,7 +90,9 @@ void releaseInheritedFds() {
 
 bool exitBeforeTearDown(int exit_code) {
   if constexpr (!kCanShareVm) return false;
-  if (threadCount() != 1) return false;
+  // As a pid namespace's init (a container's entrypoint), our exit kills
+  // every other process of the namespace: the child would never tear down.
+  if (::getpid() == 1 || threadCount() != 1) return false;
   // Our stdio buffers are the child's memory too: what they hold is the
   // caller's, written before we exit, never after.
   std::fflush(nullptr);

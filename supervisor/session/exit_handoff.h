@@ -39,7 +39,8 @@ void handOffLastReferences(std::span<const int> fds);
 // Call it once the exit status and the trail are final and every other
 // thread is joined. Returns false, and changes nothing, where it cannot:
 // other threads still run (a child sharing our memory must be the only
-// one in it), or a child can't share our memory (kCanShareVm) or start.
+// one in it), we are a pid namespace's init (our exit would kill the
+// child), or a child can't share our memory (kCanShareVm) or start.
 bool exitBeforeTearDown(int exit_code);
 
 }  // namespace sv::supervisor

@@ -59,6 +59,7 @@ Piped runPiped(const std::vector<std::string>& argv, const std::vector<std::stri
     ::_exit(127);
   }
   Piped r;
+  for (int target : targets) r.read[target];  // each, even if nothing came
   std::vector<pollfd> open;
   for (int i = 0; i < 3; ++i) {
     ::close(pipes[i][1]);
