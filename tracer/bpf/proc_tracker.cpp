@@ -322,7 +322,26 @@ ProcTracker::ProcTracker(ProcTracker&&) noexcept = default;
 ProcTracker& ProcTracker::operator=(ProcTracker&&) noexcept = default;
 ProcTracker::~ProcTracker() = default;
 
+namespace {
+
+// Why the tracker can't serve this supervisor, or "": the programs see the
+// kernel's global tids, and the approvals the notify handler writes (and the
+// pids of its events) are ours, which are the same only in the initial pid
+// namespace. Outside it every exec would be killed as never approved.
+std::string outsideInitialPidNamespace() {
+  constexpr unsigned long kInitialPidNamespace = 0xEFFFFFFCul;  // PROC_PID_INIT_INO
+  char link[64] = {};
+  if (::readlink("/proc/self/ns/pid", link, sizeof link - 1) <= 0) return "";  // unknown: try
+  if (std::string_view(link) == "pid:[" + std::to_string(kInitialPidNamespace) + "]") return "";
+  return std::string("supervise runs in a pid namespace of its own (") + link +
+         "), and the programs know only the kernel's global pids: run supervise in the "
+         "initial pid namespace";
+}
+
+}  // namespace
+
 Result<ProcTracker> ProcTracker::load(int cgroup_fd, const ProcTrackerOptions& options) {
+  if (std::string why = outsideInitialPidNamespace(); !why.empty()) return Error{ENOTSUP, why};
   auto s = std::make_unique<State>();
   s->options = options;
   if (const long hz = ::sysconf(_SC_CLK_TCK); hz > 0) s->ns_per_tick = 1'000'000'000ull / hz;
