@@ -16,8 +16,10 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
+#include <string_view>
 
+#include "common/proc_status.h"
+#include "common/read_file.h"
 #include "supervisor/session/clone_shared_vm.h"
 
 namespace sv::supervisor {
@@ -51,19 +53,12 @@ int holdUntilOurExit(void* arg) {
   return 0;  // our address space and `keep` go with this exit
 }
 
-// Threads in this process (/proc/self/stat field 20), 0 if unreadable.
+// Threads in this process ("Threads:" of /proc/self/status), 0 if unreadable.
 int threadCount() {
-  const int fd = ::open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return 0;
-  char buf[1024];
-  const ssize_t n = ::read(fd, buf, sizeof buf - 1);
-  ::close(fd);
+  char buf[4096];
+  const ssize_t n = readFilePrefix("/proc/self/status", buf, sizeof buf);
   if (n <= 0) return 0;
-  buf[n] = '\0';
-  // After the comm's closing parenthesis: state (3), then fields 4..20.
-  const char* p = std::strrchr(buf, ')');
-  for (int field = 2; p && field < 20; ++field) p = std::strchr(p + 1, ' ');
-  return p ? std::atoi(p + 1) : 0;
+  return procStatusNumber<int>(std::string_view(buf, size_t(n)), "Threads").value_or(0);
 }
 
 // Every fd without FD_CLOEXEC is one we inherited (ours are all opened
