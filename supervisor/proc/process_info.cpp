@@ -16,6 +16,7 @@
 #include <cstdlib>
 #include <string_view>
 
+#include "common/proc_stat.h"
 #include "common/proc_status.h"
 #include "common/read_file.h"
 #include "common/unique_fd.h"
@@ -32,51 +33,9 @@ namespace {
 constexpr size_t kMaxCmdlineBytes = 2 * kAuditMaxArgvBytes;
 static_assert(kMaxCmdlineBytes > kAuditMaxArgvBytes + kAuditMaxArgs);
 
-struct StatFields {
-  std::string comm;
-  int ppid = -1;
-  uint64_t start_time = 0;
-  bool ok = false;
-};
-
-// /proc/PID/stat: "pid (comm) state ppid ... starttime ...". comm may contain
-// spaces and parentheses, so fields are counted from the LAST ')'.
-StatFields parseStat(const std::string& s) {
-  StatFields f;
-  size_t open = s.find('(');
-  size_t close = s.rfind(')');
-  if (open == std::string::npos || close == std::string::npos || close < open) return f;
-  f.comm = s.substr(open + 1, close - open - 1);
-  // Tokens after ") ": index 0 is field 3 (state), so field N is index N-3.
-  std::string_view rest(s);
-  rest.remove_prefix(close + 1);
-  int index = -1;
-  size_t i = 0;
-  while (i < rest.size()) {
-    while (i < rest.size() && rest[i] == ' ') ++i;
-    size_t j = i;
-    while (j < rest.size() && rest[j] != ' ' && rest[j] != '\n') ++j;
-    if (j == i) break;
-    ++index;
-    std::string tok(rest.substr(i, j - i));
-    if (index == 4 - 3) f.ppid = std::atoi(tok.c_str());
-    if (index == 22 - 3) {
-      f.start_time = std::strtoull(tok.c_str(), nullptr, 10);
-      f.ok = true;
-      break;
-    }
-    i = j;
-  }
-  return f;
-}
-
-}  // namespace
-
-namespace {
-
-// ppid (field 4) and starttime (field 22) of /proc/PID/stat, read into a
-// stack buffer: the start-time checks run on the decision path and must not
-// allocate. False when the process is gone or the line is malformed.
+// ppid and starttime of /proc/PID/stat, read into a stack buffer: the
+// start-time checks run on the decision path and must not allocate. False
+// when the process is gone or the line is malformed.
 bool readStatNumbers(int pid, int* ppid, uint64_t* start_time) {
   if (pid <= 0) return false;
   char path[64];
@@ -84,26 +43,12 @@ bool readStatNumbers(int pid, int* ppid, uint64_t* start_time) {
   char buf[1024];  // comm is at most 16 bytes: the line is far shorter
   const ssize_t n = readFilePrefix(path, buf, sizeof buf);
   if (n <= 0) return false;
-  std::string_view line(buf, static_cast<size_t>(n));
-  const size_t close = line.rfind(')');
-  if (close == std::string_view::npos) return false;
-  line.remove_prefix(close + 1);
-  // Fields after ") " start at field 3 (state).
-  int field = 2;
-  while (!line.empty()) {
-    const size_t start = line.find_first_not_of(' ');
-    if (start == std::string_view::npos) break;
-    line.remove_prefix(start);
-    const size_t end = std::min(line.find_first_of(" \n"), line.size());
-    ++field;
-    if (field == 4 && ppid) std::from_chars(line.data(), line.data() + end, *ppid);
-    if (field == 22) {
-      if (start_time) std::from_chars(line.data(), line.data() + end, *start_time);
-      return true;
-    }
-    line.remove_prefix(end);
-  }
-  return false;
+  const std::string_view line(buf, static_cast<size_t>(n));
+  const auto started = procStatNumber<uint64_t>(line, kStatStartTime);
+  if (!started) return false;
+  if (start_time) *start_time = *started;
+  if (ppid) *ppid = procStatNumber<int>(line, kStatParentPid).value_or(-1);
+  return true;
 }
 
 }  // namespace
@@ -159,11 +104,12 @@ ProcessInfo readProcessInfo(int pid, int tid, std::string_view process_root) {
   std::string buf;
 
   if (readFileIntoAt(proc.get(), "stat", buf, 4096, /*short_read_ends=*/true)) {
-    StatFields f = parseStat(buf);
-    if (f.ok) {
-      info.ppid = f.ppid;
-      info.start_time = f.start_time;
-      info.comm = f.comm;
+    const auto comm = procStatComm(buf);
+    const auto started = procStatNumber<uint64_t>(buf, kStatStartTime);
+    if (comm && started) {
+      info.ppid = procStatNumber<int>(buf, kStatParentPid).value_or(-1);
+      info.start_time = *started;
+      info.comm = std::string(*comm);
     }
   }
   // comm is per thread.

@@ -22,6 +22,8 @@
 #include <thread>
 #include <vector>
 
+#include "common/proc_stat.h"
+
 extern char** environ;
 
 namespace sv::test {
@@ -40,14 +42,8 @@ inline std::vector<pid_t> childrenOf(pid_t pid) {
   for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
     const std::string name = entry.path().filename().string();
     if (name.empty() || !std::isdigit(static_cast<unsigned char>(name[0]))) continue;
-    // "pid (comm) state ppid ...": the comm may hold spaces, not ')' last.
     const std::string stat = slurp(entry.path().string() + "/stat");
-    const size_t close = stat.rfind(')');
-    if (close == std::string::npos) continue;
-    std::istringstream in(stat.substr(close + 1));
-    std::string state;
-    pid_t ppid = 0;
-    if (in >> state >> ppid && ppid == pid) out.push_back(std::stoi(name));
+    if (procStatNumber<pid_t>(stat, kStatParentPid) == pid) out.push_back(std::stoi(name));
   }
   return out;
 }

@@ -10,9 +10,11 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 
 #include "tracer/bpf/bpf_keepers.h"
+#include "common/proc_stat.h"
 #include "common/read_file.h"
 
 namespace sv::tracer {
@@ -118,15 +120,13 @@ SharedPins::Lock::~Lock() {
 }
 
 uint64_t processStartTime(pid_t pid) {
-  auto stat = readWholeFile("/proc/" + std::to_string(pid) + "/stat");
-  if (!stat) return 0;
-  size_t pos = stat->rfind(')');  // comm may hold spaces and parentheses
-  if (pos == std::string::npos) return 0;
-  for (int field = 2; field < 22; ++field) {
-    pos = stat->find(' ', pos + 1);
-    if (pos == std::string::npos) return 0;
-  }
-  return std::strtoull(stat->c_str() + pos + 1, nullptr, 10);
+  char path[64];
+  std::snprintf(path, sizeof path, "/proc/%d/stat", static_cast<int>(pid));
+  char buf[1024];  // comm is at most 16 bytes: the line is far shorter
+  const ssize_t n = readFilePrefix(path, buf, sizeof buf);
+  if (n <= 0) return 0;
+  return procStatNumber<uint64_t>(std::string_view(buf, static_cast<size_t>(n)), kStatStartTime)
+      .value_or(0);
 }
 
 bool stillOurs(int sessions_fd, uint32_t slot, uint64_t cgroup_id) {

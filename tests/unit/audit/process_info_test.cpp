@@ -11,12 +11,56 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <fstream>
 #include <mutex>
 #include <cstdlib>
 #include <thread>
 
+#include "common/proc_stat.h"
+
 namespace sv::supervisor {
 namespace {
+
+// A /proc/PID/stat line: `comm`, then fields 3.. (state S, ppid 77, 5..21
+// as their own numbers, starttime 999, then the rest).
+std::string statLine(const std::string& comm) {
+  std::string line = "123 (" + comm + ") S 77";
+  for (int field = 5; field <= 21; ++field) line += " " + std::to_string(field);
+  return line + " 999 0 0\n";
+}
+
+TEST(ProcStatTest, FieldsCountFromTheLastParenthesisOfAHostileComm) {
+  for (const std::string comm : {"sh", "a b", "x) S 5 6", ") 1 2 3 (", "(()"}) {
+    const std::string line = statLine(comm);
+    EXPECT_EQ(procStatComm(line), comm) << line;
+    EXPECT_EQ(procStatNumber<int>(line, kStatParentPid), 77) << line;
+    EXPECT_EQ(procStatNumber<uint64_t>(line, kStatStartTime), 999u) << line;
+    EXPECT_EQ(procStatNumber<int>(line, 5), 5) << line;
+  }
+}
+
+TEST(ProcStatTest, AMalformedOrShortLineHasNoField) {
+  const std::string line = statLine("sh");
+  EXPECT_EQ(procStatNumber<int>(line, 3), std::nullopt);  // "S": not a number
+  EXPECT_EQ(procStatNumber<int>(line, 2), std::nullopt);  // comm's own: not counted
+  EXPECT_EQ(procStatNumber<int>(line, 60), std::nullopt);
+  EXPECT_EQ(procStatNumber<uint64_t>(line.substr(0, line.find(" 999")), kStatStartTime),
+            std::nullopt);
+  EXPECT_EQ(procStatNumber<int>("123 sh S 77", kStatParentPid), std::nullopt);  // no ')'
+  EXPECT_EQ(procStatComm("123 sh) S"), std::nullopt);
+  EXPECT_EQ(procStatNumber<int>("1 (a) S 7x 8", kStatParentPid), std::nullopt);
+}
+
+TEST(ProcStatTest, ReadsThisProcess) {
+  const std::string line = [] {
+    std::ifstream in("/proc/self/stat");
+    std::string text;
+    std::getline(in, text);
+    return text;
+  }();
+  EXPECT_EQ(procStatNumber<pid_t>(line, kStatParentPid), ::getppid());
+  EXPECT_EQ(procStatNumber<uint64_t>(line, kStatStartTime), readProcessInfo(::getpid(), 0).start_time);
+}
 
 std::string readLinkOrEmpty(const std::string& path) {
   char buf[PATH_MAX];
