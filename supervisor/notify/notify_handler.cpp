@@ -1045,14 +1045,6 @@ void NotifyHandler::handleXattr(Call& c, int fd, uint64_t path, uint64_t name_ad
   finish(c, rc < 0 ? -errno : 0);
 }
 
-void NotifyHandler::warmUp() noexcept {
-  try {
-    if (rechecksExec()) tracer::primeExecFileIds();
-  } catch (...) {
-    // Out of memory: the first exec reads the tables itself.
-  }
-}
-
 bool NotifyHandler::noteExecFile(Call& c, int object_fd) {
   if (!rechecksExec()) return true;
   // Identified as the kernel will see it at exec (s_dev, i_ino). Not

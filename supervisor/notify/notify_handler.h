@@ -81,10 +81,6 @@ class NotifyHandler {
   // Decides and answers one request (a user-notify one, or one a tracer made
   // of a seccomp stop). Never throws.
   void handle(const seccomp_notif& req);
-  // Before the first notification, on the thread that handles them while the
-  // command is let go: reads what the first exec would otherwise wait for
-  // (the command's mount table, ~0.15 ms here).
-  void warmUp() noexcept;
 
   uint64_t handled() const { return handled_; }
 

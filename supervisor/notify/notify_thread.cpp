@@ -37,7 +37,6 @@ NotifyThread::~NotifyThread() {
 
 void* NotifyThread::main(void* arg) noexcept {
   auto* self = static_cast<NotifyThread*>(arg);
-  self->handler_.warmUp();
   pollfd fds[2] = {{self->listener_fd_, POLLIN, 0}, {self->stop_.get(), POLLIN, 0}};
   for (;;) {
     if (::poll(fds, 2, -1) < 0) {

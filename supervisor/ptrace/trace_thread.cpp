@@ -132,7 +132,6 @@ std::optional<siginfo_t> TraceThread::rootExit() const {
 }
 
 void TraceThread::run() {
-  handler_.warmUp();
   Task& root = tasks_[root_];
   root.known = true;
   root.space = kSupervisorSpace;

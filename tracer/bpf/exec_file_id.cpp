@@ -41,19 +41,18 @@ class MountDevs {
  public:
   Result<uint32_t> devOf(long long mnt_id) {
     std::lock_guard lock(mu_);
-    auto read_now = current();
-    if (!read_now) return read_now.error();
+    if (!primed_) {
+      // The snapshot supervise took at start-up, through the fd that tells
+      // of changes since (no read on a session's first exec, which waits).
+      primed_ = true;
+      parse(mountinfoOnce());
+    }
+    if (!changed()) {
+      if (auto it = devs_.find(mnt_id); it != devs_.end()) return it->second;
+    }
+    if (auto st = readAll(); !st) return st.error();
     if (auto it = devs_.find(mnt_id); it != devs_.end()) return it->second;
-    if (*read_now) return missing(mnt_id);
-    if (auto st = readAll(); !st) return st.error();  // a miss: read again
-    if (auto it = devs_.find(mnt_id); it != devs_.end()) return it->second;
-    return missing(mnt_id);
-  }
-
-  // Reads what changed since, so that the next devOf() need not.
-  void refresh() {
-    std::lock_guard lock(mu_);
-    (void)current();
+    return Error{ENOENT, "mount " + std::to_string(mnt_id) + " in no mountinfo we read"};
   }
 
   uint64_t addNamespace(UniqueFd mountinfo) {
@@ -77,23 +76,6 @@ class MountDevs {
   }
 
  private:
-  // The tables as they are now: the snapshot supervise took at start-up
-  // (through the fd that tells of changes since), all read again once a
-  // table changed or a namespace came or went. Whether they were read now.
-  Result<bool> current() {
-    if (!primed_) {
-      primed_ = true;
-      parse(mountinfoOnce());
-    }
-    if (!changed()) return false;
-    if (auto st = readAll(); !st) return st.error();
-    return true;
-  }
-
-  static Error missing(long long mnt_id) {
-    return Error{ENOENT, "mount " + std::to_string(mnt_id) + " in no mountinfo we read"};
-  }
-
   // Whether a table changed since it was last read (poll resets the
   // kernel's change mark for that fd).
   bool changed() {
@@ -167,8 +149,6 @@ MountNamespaceShare& MountNamespaceShare::operator=(MountNamespaceShare&& other)
   }
   return *this;
 }
-
-void primeExecFileIds() { mountDevs().refresh(); }
 
 Result<ExecFileId> execFileIdOf(int fd) {
   char path[64];

@@ -24,11 +24,6 @@ struct ExecFileId {
 // (exact, where stat's st_dev differs, e.g. btrfs subvolumes). Thread-safe.
 Result<ExecFileId> execFileIdOf(int fd);
 
-// Reads the mount tables that changed since they were last read (a command's
-// namespace shared since), so that the next execFileIdOf() need not: a
-// session's first exec, which waits for it, is its start-up's.
-void primeExecFileIds();
-
 // While it lives, the mount table of another mount namespace whose files
 // execFileIdOf() is handed: the command's own (the write re-check's, the
 // mount floor's), where the same superblocks have other mount ids than in

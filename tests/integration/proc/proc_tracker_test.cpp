@@ -193,12 +193,7 @@ TEST(ExecFileIdTest, SameFileSameIdAcrossNames) {
 // re-check would kill its exec): the table is read again once it changed.
 // Two tmpfs hold two devices; a bind of the first is identified, unmounted,
 // and its id goes to a bind of the second.
-// Binds two tmpfs mounts in turn at one place until the second gets the
-// first's mount id again; each must be named by its own device. `prime`: the
-// tables are read after each bind, before the lookup (as the notify thread
-// reads the command's before its first exec): what that read saw must be
-// what the lookup finds.
-void expectAReusedMountIdNamesTheNewMount(bool prime) {
+TEST(ExecFileIdTest, AReusedMountIdNamesTheNewMount) {
   if (::geteuid() != 0) GTEST_SKIP() << "needs root to mount a tmpfs";
   char base[] = "/tmp/sv-mntid-XXXXXX";
   ASSERT_NE(::mkdtemp(base), nullptr);
@@ -225,7 +220,6 @@ void expectAReusedMountIdNamesTheNewMount(bool prime) {
   auto bindAndIdentify = [&](const std::string& from, uint64_t* mnt_id) -> ExecFileId {
     EXPECT_EQ(::mount(from.c_str(), bind.c_str(), nullptr, MS_BIND, nullptr), 0)
         << std::strerror(errno);
-    if (prime) primeExecFileIds();
     UniqueFd fd(::open((bind + "/f").c_str(), O_PATH | O_CLOEXEC));
     struct statx stx {};
     EXPECT_EQ(::statx(fd.get(), "", AT_EMPTY_PATH, STATX_MNT_ID, &stx), 0);
@@ -253,12 +247,6 @@ void expectAReusedMountIdNamesTheNewMount(bool prime) {
   }
   cleanup();
   if (!reused) GTEST_SKIP() << "the mount id was never given again (a busy host)";
-}
-
-TEST(ExecFileIdTest, AReusedMountIdNamesTheNewMount) { expectAReusedMountIdNamesTheNewMount(false); }
-
-TEST(ExecFileIdTest, AReusedMountIdNamesTheNewMountAfterTheTablesWerePrimed) {
-  expectAReusedMountIdNamesTheNewMount(true);
 }
 
 TEST_F(ProcTrackerTest, ForkExecExitEventsNameTheParent) {
