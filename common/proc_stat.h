@@ -6,6 +6,7 @@
 // Pure string work: the caller reads the file (common/read_file.h).
 #pragma once
 
+#include <algorithm>
 #include <charconv>
 #include <optional>
 #include <string_view>
