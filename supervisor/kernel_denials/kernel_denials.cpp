@@ -102,8 +102,8 @@ KernelDenials::KernelDenials(ka::AuditSwitch audit_switch, ka::AuditControl cont
       lost_at_end_(lost_at_start) {}
 
 KernelDenials::~KernelDenials() {
-  // The status finish() asked for spares the switch an AUDIT_GET of its own.
-  (void)switch_.release(reportLost());
+  // The status finish() read spares the switch an AUDIT_GET of its own.
+  (void)switch_.release(status_at_end_);
 }
 
 std::string KernelDenials::describe() const { return switch_.report().describe(); }
@@ -169,9 +169,8 @@ void KernelDenials::finish() {
   }
   if (!seen) seen = drain();
   flush(true);
-  // The kernel's lost counter as of now (the tree is gone): its reply is
-  // awaited in reportLost(), at the session's tear-down, which overlaps it.
-  lost_requested_ = control_.requestStatus().ok();
+  // The kernel's lost counter as of now: the tree is gone.
+  reportLost();
   if (!seen)
     std::fprintf(stderr,
                  "supervise: audit: the kernel's denial records may be incomplete (no end "
@@ -179,12 +178,9 @@ void KernelDenials::finish() {
                  kMarkerWaitMs);
 }
 
-std::optional<ka::AuditStatus> KernelDenials::reportLost() {
-  if (!lost_requested_) return std::nullopt;
-  lost_requested_ = false;
-  std::optional<ka::AuditStatus> now;
-  if (auto status = control_.awaitStatus()) {
-    now = *status;
+void KernelDenials::reportLost() {
+  if (auto status = control_.getStatus()) {
+    status_at_end_ = *status;
     lost_at_end_ = status->lost;
   }
   if (const uint64_t n = lost())
@@ -192,7 +188,6 @@ std::optional<ka::AuditStatus> KernelDenials::reportLost() {
                  "supervise: audit: %llu kernel audit record(s) lost during the session "
                  "(socket overruns, or the host's audit backlog)\n",
                  static_cast<unsigned long long>(n));
-  return now;
 }
 
 void KernelDenials::emitDenials(ka::RecordAssembler::Output& out) {

@@ -64,8 +64,9 @@ class KernelDenials {
              const policy::Engine& engine, KernelDenialsOptions options);
 
   // The command has exited: reads until every record queued before now has
-  // arrived (bounded) and completes what is open. What was lost is said on
-  // destruction: the kernel's lost counter is read now, its reply awaited then.
+  // arrived (bounded), completes what is open, and says on stderr what was
+  // lost. Before the trail's end and the exit status: the tear-down after an
+  // early exit (exit_handoff.h) has no stderr left to say it on.
   void finish();
 
   uint64_t lost() const;  // socket overruns + growth of the kernel's lost counter
@@ -80,9 +81,9 @@ class KernelDenials {
   void emitDenials(tracer::kernel_audit::RecordAssembler::Output& out);
   void emit(const tracer::kernel_audit::KernelDenial& d);
   bool inSession(int64_t pid) const;
-  // Awaits the status finish() asked for (its lost counter); says what was
-  // lost. The status, when it came.
-  std::optional<tracer::kernel_audit::AuditStatus> reportLost();
+  // Reads the kernel's lost counter (an AUDIT_GET: the kernel answers it
+  // from a thread it starts for the reply) and says what was lost.
+  void reportLost();
 
   tracer::kernel_audit::AuditSwitch switch_;
   tracer::kernel_audit::AuditControl control_;
@@ -93,7 +94,8 @@ class KernelDenials {
   uint32_t lost_at_end_ = 0;
   std::string marker_;
   bool finished_ = false;
-  bool lost_requested_ = false;  // finish() sent an AUDIT_GET whose reply is pending
+  // The status finish() read: the switch's release needs no AUDIT_GET of its own.
+  std::optional<tracer::kernel_audit::AuditStatus> status_at_end_;
 
   AuditLog* audit_ = nullptr;
   ProcessCache* processes_ = nullptr;

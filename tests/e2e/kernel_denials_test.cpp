@@ -184,6 +184,28 @@ TEST_F(KernelDenials, EveryKernelDenialOfEachClassIsOneEvent) {
   EXPECT_EQ(auditEnabledOnceRestored(enabled_before_), enabled_before_);
 }
 
+// Past audit's rate limit the kernel drops records and counts them as lost:
+// a session whose records were dropped says so on stderr, before its exit
+// status (the tear-down after an early exit has no stderr left to say it on).
+TEST_F(KernelDenials, RecordsTheKernelDroppedAreSaidOnStderr) {
+  auto control = ka::AuditControl::open();
+  ASSERT_TRUE(control) << control.error().message();
+  auto before = control->getStatus();
+  ASSERT_TRUE(before) << before.error().message();
+  // AUDIT_FAIL_PANIC: a lost record would panic the host.
+  if (before->failure == 2) GTEST_SKIP() << "audit failure mode is panic here";
+  if (before->enabled == 2) GTEST_SKIP() << "audit is locked here";
+  // One record a second, host-wide, for this run only (the target runs
+  // SERIAL): the program's 160 denials arrive in well under a second.
+  ASSERT_TRUE(control->setRateLimit(1)) << "AUDIT_SET rate_limit";
+  const test::CommandResult r = run({}, 0);
+  ASSERT_TRUE(control->setRateLimit(before->rate_limit)) << "rate_limit not restored";
+  ASSERT_EQ(r.status, 0) << r.describe() << r.err;
+  EXPECT_NE(r.err.find("kernel audit record(s) lost during the session"), std::string::npos)
+      << r.err;
+  EXPECT_EQ(auditEnabledOnceRestored(enabled_before_), enabled_before_);
+}
+
 TEST_F(KernelDenials, WhereTheyCannotBeReadTheSessionSaysSo) {
   const test::CommandResult r = run({"SUPERVISE_TEST_DISABLE=kernel-audit"}, 0);
   ASSERT_EQ(r.status, 0) << r.describe() << r.err;

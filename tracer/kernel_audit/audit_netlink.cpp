@@ -105,13 +105,7 @@ Status AuditControl::awaitReply(AuditStatus* reply) {
 }
 
 Result<AuditStatus> AuditControl::getStatus() {
-  SV_TRY(requestStatus());
-  return awaitStatus();
-}
-
-Status AuditControl::requestStatus() { return sendRequest(AUDIT_GET, nullptr, 0); }
-
-Result<AuditStatus> AuditControl::awaitStatus() {
+  SV_TRY(sendRequest(AUDIT_GET, nullptr, 0));
   AuditStatus s;
   SV_TRY(awaitReply(&s));
   return s;
@@ -128,6 +122,13 @@ Status AuditControl::setBacklogLimit(uint32_t limit) {
   audit_status s{};
   s.mask = AUDIT_STATUS_BACKLOG_LIMIT;
   s.backlog_limit = limit;
+  return request(AUDIT_SET, &s, sizeof(s), nullptr);
+}
+
+Status AuditControl::setRateLimit(uint32_t per_second) {
+  audit_status s{};
+  s.mask = AUDIT_STATUS_RATE_LIMIT;
+  s.rate_limit = per_second;
   return request(AUDIT_SET, &s, sizeof(s), nullptr);
 }
 

@@ -39,15 +39,13 @@ class AuditControl {
   // at boot: then there is no NETLINK_AUDIT socket at all).
   static Result<AuditControl> open();
 
-  Result<AuditStatus> getStatus();         // needs CAP_AUDIT_CONTROL
-  // getStatus() in two halves. The kernel takes its snapshot while handling
-  // the request, then replies from a kernel thread it spawns for that
-  // (1.5-3 ms here, 20 under load): whatever runs between the two overlaps it.
-  // Nothing else may be sent on this control in between.
-  Status requestStatus();
-  Result<AuditStatus> awaitStatus();
+  // Needs CAP_AUDIT_CONTROL. The kernel starts a thread of its own for the
+  // reply while it handles the request, so the send alone takes 0.5-3 ms
+  // here (more under load).
+  Result<AuditStatus> getStatus();
   Status setEnabled(uint32_t enabled);     // mask AUDIT_STATUS_ENABLED only
   Status setBacklogLimit(uint32_t limit);  // mask AUDIT_STATUS_BACKLOG_LIMIT only
+  Status setRateLimit(uint32_t per_second);  // mask AUDIT_STATUS_RATE_LIMIT only; 0: none
   // Writes a user record (AUDIT_TRUSTED_APP) into the kernel's audit queue. It
   // reaches listeners after every record queued before it: a session sends
   // one when its command has exited and reads until it sees it, so no denial
