@@ -198,8 +198,12 @@ TEST_F(KernelDenials, RecordsTheKernelDroppedAreSaidOnStderr) {
   // One record a second, host-wide, for this run only (the target runs
   // SERIAL): the program's 160 denials arrive in well under a second.
   ASSERT_TRUE(control->setRateLimit(1)) << "AUDIT_SET rate_limit";
+  struct RestoreRateLimit {
+    ka::AuditControl& control;
+    uint32_t rate_limit;
+    ~RestoreRateLimit() { EXPECT_TRUE(control.setRateLimit(rate_limit)) << "rate_limit not restored"; }
+  } restore{*control, before->rate_limit};
   const test::CommandResult r = run({}, 0);
-  ASSERT_TRUE(control->setRateLimit(before->rate_limit)) << "rate_limit not restored";
   ASSERT_EQ(r.status, 0) << r.describe() << r.err;
   EXPECT_NE(r.err.find("kernel audit record(s) lost during the session"), std::string::npos)
       << r.err;
