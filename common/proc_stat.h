@@ -3,13 +3,18 @@
 // pid reuse: BPF slot owners, the process cache) and its comm. comm is the
 // process's own to set (prctl PR_SET_NAME): it may hold spaces and
 // parentheses, so the fields after it are counted from the line's LAST ')'.
-// Pure string work: the caller reads the file (common/read_file.h).
+// The parsers are pure string work; readProcStat() reads the line.
 #pragma once
+
+#include <sys/types.h>
 
 #include <algorithm>
 #include <charconv>
+#include <cstdio>
 #include <optional>
 #include <string_view>
+
+#include "common/read_file.h"
 
 namespace sv {
 
@@ -46,6 +51,17 @@ std::optional<T> procStatNumber(std::string_view line, int field) {
     }
     line.remove_prefix(end);
   }
+}
+
+// /proc/PID/stat into the caller's buffer, with no allocation (the start-time
+// checks run on decision paths); the line, or nullopt when the process is
+// gone. comm is at most 16 bytes, so 1 KiB holds far more than field 22.
+inline std::optional<std::string_view> readProcStat(pid_t pid, char* buf, size_t size) {
+  char path[64];
+  std::snprintf(path, sizeof path, "/proc/%d/stat", static_cast<int>(pid));
+  const ssize_t n = readFilePrefix(path, buf, size);
+  if (n <= 0) return std::nullopt;
+  return std::string_view(buf, static_cast<size_t>(n));
 }
 
 }  // namespace sv

@@ -98,8 +98,7 @@ KernelDenials::KernelDenials(ka::AuditSwitch audit_switch, ka::AuditControl cont
     : switch_(std::move(audit_switch)),
       control_(std::move(control)),
       listener_(std::move(listener)),
-      lost_at_start_(lost_at_start),
-      lost_at_end_(lost_at_start) {}
+      lost_at_start_(lost_at_start) {}
 
 KernelDenials::~KernelDenials() {
   // The status finish() read spares the switch an AUDIT_GET of its own.
@@ -111,7 +110,8 @@ std::string KernelDenials::describe() const { return switch_.report().describe()
 uint64_t KernelDenials::lost() const {
   // The kernel's counter is host-wide (another auditd user's loss counts too):
   // an upper bound of ours, reported as such.
-  return listener_.overruns() + (lost_at_end_ - lost_at_start_);
+  const uint32_t lost_at_end = status_at_end_ ? status_at_end_->lost : lost_at_start_;
+  return listener_.overruns() + (lost_at_end - lost_at_start_);
 }
 
 void KernelDenials::watch(Supervision& loop, AuditLog& audit, ProcessCache& processes,
@@ -179,10 +179,7 @@ void KernelDenials::finish() {
 }
 
 void KernelDenials::reportLost() {
-  if (auto status = control_.getStatus()) {
-    status_at_end_ = *status;
-    lost_at_end_ = status->lost;
-  }
+  if (auto status = control_.getStatus()) status_at_end_ = *status;
   if (const uint64_t n = lost())
     std::fprintf(stderr,
                  "supervise: audit: %llu kernel audit record(s) lost during the session "

@@ -91,10 +91,10 @@ class KernelDenials {
   tracer::kernel_audit::RecordAssembler assembler_;
   std::optional<tracer::kernel_audit::SessionFilter> filter_;
   uint32_t lost_at_start_ = 0;
-  uint32_t lost_at_end_ = 0;
   std::string marker_;
   bool finished_ = false;
-  // The status finish() read: the switch's release needs no AUDIT_GET of its own.
+  // The status finish() read (the lost counter at the end): the switch's
+  // release needs no AUDIT_GET of its own.
   std::optional<tracer::kernel_audit::AuditStatus> status_at_end_;
 
   AuditLog* audit_ = nullptr;

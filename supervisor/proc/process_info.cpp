@@ -33,21 +33,16 @@ namespace {
 constexpr size_t kMaxCmdlineBytes = 2 * kAuditMaxArgvBytes;
 static_assert(kMaxCmdlineBytes > kAuditMaxArgvBytes + kAuditMaxArgs);
 
-// ppid and starttime of /proc/PID/stat, read into a stack buffer: the
-// start-time checks run on the decision path and must not allocate. False
-// when the process is gone or the line is malformed.
+// ppid and starttime of /proc/PID/stat. False when the process is gone or
+// the line is malformed.
 bool readStatNumbers(int pid, int* ppid, uint64_t* start_time) {
   if (pid <= 0) return false;
-  char path[64];
-  std::snprintf(path, sizeof path, "/proc/%d/stat", pid);
-  char buf[1024];  // comm is at most 16 bytes: the line is far shorter
-  const ssize_t n = readFilePrefix(path, buf, sizeof buf);
-  if (n <= 0) return false;
-  const std::string_view line(buf, static_cast<size_t>(n));
-  const auto started = procStatNumber<uint64_t>(line, kStatStartTime);
+  char buf[1024];
+  const auto line = readProcStat(pid, buf, sizeof buf);
+  const auto started = line ? procStatNumber<uint64_t>(*line, kStatStartTime) : std::nullopt;
   if (!started) return false;
   if (start_time) *start_time = *started;
-  if (ppid) *ppid = procStatNumber<int>(line, kStatParentPid).value_or(-1);
+  if (ppid) *ppid = procStatNumber<int>(*line, kStatParentPid).value_or(-1);
   return true;
 }
 

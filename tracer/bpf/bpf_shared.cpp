@@ -10,7 +10,6 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstdio>
 #include <cstdlib>
 
 #include "tracer/bpf/bpf_keepers.h"
@@ -120,13 +119,9 @@ SharedPins::Lock::~Lock() {
 }
 
 uint64_t processStartTime(pid_t pid) {
-  char path[64];
-  std::snprintf(path, sizeof path, "/proc/%d/stat", static_cast<int>(pid));
-  char buf[1024];  // comm is at most 16 bytes: the line is far shorter
-  const ssize_t n = readFilePrefix(path, buf, sizeof buf);
-  if (n <= 0) return 0;
-  return procStatNumber<uint64_t>(std::string_view(buf, static_cast<size_t>(n)), kStatStartTime)
-      .value_or(0);
+  char buf[1024];
+  const auto line = readProcStat(pid, buf, sizeof buf);
+  return line ? procStatNumber<uint64_t>(*line, kStatStartTime).value_or(0) : 0;
 }
 
 bool stillOurs(int sessions_fd, uint32_t slot, uint64_t cgroup_id) {
